@@ -1,0 +1,235 @@
+"""Models of custom ``torch.autograd.Function`` classes: their inputs, gradients, saves.
+
+Both styles are understood:
+
+* ``forward(ctx, *inputs)``: ``apply`` passes the caller's arguments through, so the
+  number of gradients backward must return is the number of arguments at the call
+  (parameters with defaults may be left out);
+* ``forward(*inputs)`` + ``setup_context(ctx, inputs, output)``: ``apply`` binds the
+  defaults, so backward returns one gradient per ``forward`` parameter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+import libcst as cst
+
+from . import torch_api
+from .names import BindingKind, ScopeTable, body_statements, dotted_name
+from .scopes import ModuleContext, Scope, Site, function_scope, walk_statements
+
+# Decorators that keep a method's signature: anything else makes gradlint stay silent.
+_TRANSPARENT_DECORATORS = frozenset({
+    "staticmethod", "once_differentiable", "custom_fwd", "custom_bwd", "no_grad",
+})
+
+
+@dataclass
+class Method:
+    node: cst.FunctionDef
+    scope: Scope
+    owner: "AutogradFunction"
+
+    @property
+    def params(self) -> list[cst.Param]:
+        return [*self.node.params.posonly_params, *self.node.params.params]
+
+    @property
+    def has_star_args(self) -> bool:
+        return isinstance(self.node.params.star_arg, cst.Param)
+
+    @property
+    def context_name(self) -> str | None:
+        """Name of the ``ctx`` parameter (first parameter), when there is one."""
+        params = self.params
+        return params[0].name.value if params else None
+
+    @property
+    def transparent(self) -> bool:
+        """Only decorators that keep the signature (or none at all)."""
+        for decorator in self.node.decorators:
+            expr = decorator.decorator
+            if isinstance(expr, cst.Call):
+                expr = expr.func
+            name = dotted_name(expr)
+            if name is None or name.split(".")[-1] not in _TRANSPARENT_DECORATORS:
+                return False
+        return True
+
+
+@dataclass
+class AutogradFunction:
+    node: cst.ClassDef
+    site: Site  # where the class statement is
+    scope: Scope  # the class body
+    forward: Method | None = None
+    backward: Method | None = None
+    setup_context: Method | None = None
+    style: str | None = None  # "ctx" | "setup_context" | None (unknown)
+    inherited: set[str] = field(default_factory=set)  # methods taken from a base class
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+    def forward_inputs(self) -> tuple[list[cst.Param], int] | None:
+        """(input parameters, how many are required), or None when unknown."""
+        if self.forward is None or self.style is None or not self.forward.transparent:
+            return None
+        if self.forward.has_star_args:
+            return None
+        params = self.forward.params
+        if self.style == "ctx":
+            if not params:
+                return None
+            params = params[1:]
+            required = sum(1 for p in params if p.default is None)
+            return params, required
+        return params, len(params)
+
+
+def _class_methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef | None]:
+    """Methods defined in a class body; None for names bound some other way."""
+    methods: dict[str, cst.FunctionDef | None] = {}
+    table = ScopeTable.of_statements(body_statements(node.body))
+    for name, bindings in table.bindings.items():
+        if len(bindings) == 1 and bindings[0].kind is BindingKind.DEF:
+            node_def = bindings[0].node
+            assert isinstance(node_def, cst.FunctionDef)
+            methods[name] = node_def
+        else:
+            methods[name] = None
+    return methods
+
+
+@dataclass(frozen=True)
+class Lineage:
+    # True: derives from torch's Function; None: it might (through a base gradlint cannot
+    # see); False: certainly not.
+    is_function: bool | None
+    complete: bool  # every base class, transitively, is known
+    ancestors: tuple[cst.ClassDef, ...]  # same-file base classes, in lookup order
+
+
+class FunctionResolver:
+    """Decides which classes are autograd Functions, following same-file bases."""
+
+    def __init__(self, context: ModuleContext):
+        self.context = context
+        self._memo: dict[int, Lineage] = {}
+
+    def lineage(self, node: cst.ClassDef, scope: Scope) -> Lineage:
+        key = id(node)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = Lineage(None, False, ())  # cycle guard
+        reaches_function = False
+        complete = True
+        ancestors: list[cst.ClassDef] = []
+        for arg in node.bases:
+            if arg.keyword is not None or arg.star:
+                continue
+            if self.context.qualified(arg.value, scope) in torch_api.FUNCTION_BASES:
+                reaches_function = True
+                continue
+            if isinstance(arg.value, cst.Name) and arg.value.value == "object" and \
+                    scope.binding_scope("object") is None:
+                continue
+            base = self._same_file_class(arg.value, scope)
+            if base is None:
+                complete = False
+                continue
+            inner = self.lineage(*base)
+            ancestors.append(base[0])
+            ancestors.extend(inner.ancestors)
+            reaches_function = reaches_function or inner.is_function is True
+            complete = complete and inner.complete
+        verdict: bool | None = True if reaches_function else (False if complete else None)
+        result = Lineage(verdict, complete, tuple(ancestors))
+        self._memo[key] = result
+        return result
+
+    def _same_file_class(self, expr: cst.BaseExpression, scope: Scope
+                         ) -> tuple[cst.ClassDef, Scope] | None:
+        if not isinstance(expr, cst.Name):
+            return None
+        owner = scope.binding_scope(expr.value)
+        if owner is None:
+            return None
+        bindings = owner.table.bindings.get(expr.value, [])
+        if len(bindings) == 1 and bindings[0].kind is BindingKind.CLASS:
+            node = bindings[0].node
+            assert isinstance(node, cst.ClassDef)
+            return node, owner
+        return None
+
+
+def find_autograd_functions(statements: Sequence[cst.BaseStatement], indexes: Sequence[int],
+                            context: ModuleContext) -> Iterator[AutogradFunction]:
+    resolver = FunctionResolver(context)
+    for stmt, site in walk_statements(statements, context.scope, indexes=indexes):
+        if not isinstance(stmt, cst.ClassDef):
+            continue
+        lineage = resolver.lineage(stmt, site.scope)
+        if lineage.is_function is False:
+            continue
+        model = _model(stmt, site, lineage)
+        if model is not None:
+            yield model
+
+
+def _first_param(node: cst.FunctionDef | None) -> str | None:
+    if node is None:
+        return None
+    params = [*node.params.posonly_params, *node.params.params]
+    return params[0].name.value if params else None
+
+
+def _model(node: cst.ClassDef, site: Site, lineage: Lineage) -> AutogradFunction | None:
+    from .scopes import class_scope
+
+    own = _class_methods(node)
+    chain = [_class_methods(ancestor) for ancestor in lineage.ancestors]
+    inherited: set[str] = set()
+
+    def lookup(name: str) -> tuple[cst.FunctionDef | None, bool]:
+        """(the method, whether that answer is certain)."""
+        for index, methods in enumerate([own, *chain]):
+            if name in methods:
+                if index:
+                    inherited.add(name)
+                return methods[name], methods[name] is not None
+        return None, lineage.complete  # torch's own default, when every base is known
+
+    forward, forward_known = lookup("forward")
+    backward, _ = lookup("backward")
+    if backward is None:
+        backward, _ = lookup("vjp")
+    setup, setup_known = lookup("setup_context")
+
+    if lineage.is_function is None:
+        # Maybe a Function through a base gradlint cannot see. Only a class written the
+        # way Functions are (both methods here, taking `ctx`) is judged.
+        if "forward" not in own or "backward" not in own:
+            return None
+        if _first_param(own["backward"]) != "ctx":
+            return None
+        if "setup_context" not in own and _first_param(own["forward"]) != "ctx":
+            return None
+    if forward is None and not forward_known:
+        return None
+
+    cls_scope = class_scope(node, site.scope, site)
+    model = AutogradFunction(node, site, cls_scope, inherited=inherited)
+    if forward is not None:
+        model.forward = Method(forward, function_scope(forward, cls_scope, site), model)
+    if backward is not None:
+        model.backward = Method(backward, function_scope(backward, cls_scope, site), model)
+    if setup is not None:
+        model.setup_context = Method(setup, function_scope(setup, cls_scope, site), model)
+        model.style = "setup_context"
+    elif setup_known or _first_param(forward) == "ctx":
+        model.style = "ctx"
+    return model

@@ -1,0 +1,34 @@
+"""The analysis of one block, as rules see it: parsed code plus lazily built models."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Sequence
+
+import libcst as cst
+
+from .autograd_functions import AutogradFunction, find_autograd_functions
+from .facts import Evaluator
+from .gradcheck_calls import GradcheckCall, find_gradcheck_calls
+from .scopes import ModuleContext
+
+
+class BlockAnalysis:
+    def __init__(self, module: cst.Module, text: str, context: ModuleContext,
+                 indexes: Sequence[int], evaluator: Evaluator):
+        self.module = module  # the block, parsed on its own
+        self.text = text
+        self.context = context
+        self.indexes = indexes  # positions of the block's statements in the module body
+        self.evaluator = evaluator
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    @cached_property
+    def gradcheck_calls(self) -> list[GradcheckCall]:
+        return list(find_gradcheck_calls(self.context.statements, self.indexes, self.context))
+
+    @cached_property
+    def autograd_functions(self) -> list[AutogradFunction]:
+        return list(find_autograd_functions(self.context.statements, self.indexes, self.context))

@@ -1,0 +1,147 @@
+"""Calls to ``gradcheck``/``gradgradcheck``, with their arguments bound to parameters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+import libcst as cst
+
+from . import torch_api
+from .facts import Evaluator, Fact, SequenceFact
+from .scopes import ModuleContext, Site, walk_statements, Scope
+
+
+@dataclass(frozen=True)
+class InputElement:
+    """One value in the inputs of a gradcheck call."""
+
+    expr: cst.BaseExpression
+    fact: Fact
+    inline: bool  # written inside the call itself (else: in the tuple a name refers to)
+    index: int
+
+
+@dataclass(frozen=True)
+class GradcheckCall:
+    node: cst.Call
+    site: Site
+    variant: str  # "gradcheck" | "gradgradcheck"
+    func: cst.Arg | None
+    inputs: cst.Arg | None
+    grad_outputs: cst.Arg | None
+    extra_positional: tuple[cst.Arg, ...]  # positional arguments past the allowed ones
+    has_star_args: bool
+
+    @property
+    def positional_limit(self) -> int:
+        return 3 if self.variant == "gradgradcheck" else 2
+
+    def keyword(self, name: str) -> cst.Arg | None:
+        for arg in self.node.args:
+            if arg.keyword is not None and arg.keyword.value == name:
+                return arg
+        return None
+
+
+def _bind(call: cst.Call, variant: str) -> tuple:
+    positional = [a for a in call.args if a.keyword is None and a.star == ""]
+    has_star = any(a.star for a in call.args if a.keyword is None)
+    keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+    func = positional[0] if positional else keywords.get("func") or keywords.get("fn")
+    inputs = positional[1] if len(positional) > 1 else keywords.get("inputs")
+    grad_outputs = None
+    limit = 2
+    if variant == "gradgradcheck":
+        limit = 3
+        grad_outputs = positional[2] if len(positional) > 2 else keywords.get("grad_outputs")
+    return func, inputs, grad_outputs, tuple(positional[limit:]), has_star
+
+
+class _CallCollector(cst.CSTVisitor):
+    """Calls in one statement's own expressions (nested bodies, lambdas and
+    comprehensions, which have scopes of their own, are skipped)."""
+
+    def __init__(self, root: cst.CSTNode) -> None:
+        self.root = root
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+    def visit_If(self, node: cst.If) -> bool:
+        return node is self.root  # an `elif` is a statement of its own
+
+    def visit_Else(self, node: cst.Else) -> bool:
+        return False
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+        return False
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ListComp(self, node: cst.ListComp) -> bool:
+        return False
+
+    def visit_SetComp(self, node: cst.SetComp) -> bool:
+        return False
+
+    def visit_DictComp(self, node: cst.DictComp) -> bool:
+        return False
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+        return False
+
+
+def calls_in_statement(stmt: cst.BaseStatement) -> list[cst.Call]:
+    collector = _CallCollector(stmt)
+    if isinstance(stmt, cst.SimpleStatementLine):
+        stmt.visit(collector)
+    elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        for decorator in stmt.decorators:
+            decorator.visit(collector)
+    else:
+        stmt.visit(collector)  # headers only: bodies are skipped by the collector
+    return collector.calls
+
+
+def find_gradcheck_calls(statements: Sequence[cst.BaseStatement], indexes: Sequence[int],
+                         context: ModuleContext) -> Iterator[GradcheckCall]:
+    for stmt, site in walk_statements(statements, context.scope, indexes=indexes):
+        for call in calls_in_statement(stmt):
+            name = context.qualified(call.func, site.scope)
+            if name in torch_api.GRADCHECK:
+                variant = "gradcheck"
+            elif name in torch_api.GRADGRADCHECK:
+                variant = "gradgradcheck"
+            else:
+                continue
+            func, inputs, grad_outputs, extra, has_star = _bind(call, variant)
+            yield GradcheckCall(call, site, variant, func, inputs, grad_outputs, extra, has_star)
+
+
+def input_elements(call: GradcheckCall, evaluator: Evaluator) -> list[InputElement] | None:
+    """The values gradcheck will see as its inputs, or None when they are not known.
+
+    gradcheck turns a tuple or list into its elements and wraps anything else into a
+    1-tuple (``_as_tuple``).
+    """
+    if call.inputs is None or call.has_star_args:
+        return None
+    expr = call.inputs.value
+    fact = evaluator.fact(expr, call.site)
+    if isinstance(fact, SequenceFact):
+        if fact.elements is None or fact.node is None:
+            return None
+        inline = fact.node is expr
+        return [InputElement(element.value, element_fact, inline, index)
+                for index, (element, element_fact) in enumerate(zip(fact.node.elements, fact.elements))]
+    return [InputElement(expr, fact, True, 0)]
+
+
+def scope_of_call(call: GradcheckCall) -> Scope:
+    return call.site.scope

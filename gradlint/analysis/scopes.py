@@ -1,0 +1,253 @@
+"""Scopes, statement positions ("sites") and the module context shared by all blocks."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+import libcst as cst
+
+from . import torch_api
+from .names import BindingKind, ScopeTable, body_statements, compound_bodies, dotted_name
+
+
+class Scope:
+    """A module, function, lambda or class scope."""
+
+    def __init__(self, kind: str, node: cst.CSTNode | None, table: ScopeTable,
+                 parent: "Scope | None", statements: Sequence[cst.BaseStatement],
+                 root: cst.BaseStatement | None = None):
+        self.kind = kind  # "module" | "function" | "class"
+        self.node = node
+        self.table = table
+        self.parent = parent
+        self.statements = statements
+        # the top-level statement this scope lives in (None for the module itself)
+        self.root = root
+
+    def chain(self) -> Iterator["Scope"]:
+        """Scopes searched for a name used here (class scopes only from their own body)."""
+        scope: Scope | None = self
+        first = True
+        while scope is not None:
+            if first or scope.kind != "class":
+                yield scope
+            first = False
+            scope = scope.parent
+
+    def binding_scope(self, name: str) -> "Scope | None":
+        for scope in self.chain():
+            if name in scope.table:
+                return scope
+        return None
+
+
+@dataclass(frozen=True)
+class Frame:
+    statements: Sequence[cst.BaseStatement]
+    index: int
+    owner: cst.CSTNode | None = None  # the compound statement whose body this is
+    handler: bool = False  # an `except` handler body
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a statement sits: its scope and the statement lists leading to it."""
+
+    scope: Scope
+    frames: tuple[Frame, ...]
+
+    @property
+    def statement(self) -> cst.BaseStatement:
+        frame = self.frames[-1]
+        return frame.statements[frame.index]
+
+    @property
+    def top_statement(self) -> cst.BaseStatement:
+        """The top-level statement (hence the block) this site is in."""
+        if self.scope.kind == "module":
+            first = self.frames[0]
+            return first.statements[first.index]
+        assert self.scope.root is not None
+        return self.scope.root
+
+    def with_index(self, index: int) -> "Site":
+        last = self.frames[-1]
+        return Site(self.scope, self.frames[:-1] + (Frame(last.statements, index, last.owner, last.handler),))
+
+
+def _root_for(parent: Scope, site: Site) -> cst.BaseStatement | None:
+    return site.top_statement if parent.kind == "module" else parent.root
+
+
+def function_scope(node: cst.FunctionDef | cst.Lambda, parent: Scope, site: Site) -> Scope:
+    root = _root_for(parent, site)
+    if isinstance(node, cst.Lambda):
+        return Scope("function", node, ScopeTable.of_statements((), node.params), parent, (), root)
+    statements = body_statements(node.body)
+    return Scope("function", node, ScopeTable.of_statements(statements, node.params), parent,
+                 statements, root)
+
+
+def class_scope(node: cst.ClassDef, parent: Scope, site: Site) -> Scope:
+    statements = body_statements(node.body)
+    return Scope("class", node, ScopeTable.of_statements(statements), parent, statements,
+                 _root_for(parent, site))
+
+
+def walk_statements(statements: Sequence[cst.BaseStatement], scope: Scope,
+                    prefix: tuple[Frame, ...] = (), owner: cst.CSTNode | None = None,
+                    handler: bool = False, indexes: Sequence[int] | None = None,
+                    ) -> Iterator[tuple[cst.BaseStatement, Site]]:
+    """Every statement under ``statements`` with its site, entering nested scopes.
+
+    ``indexes`` restricts the walk to some positions of ``statements`` (a block's share of
+    the module body) while keeping frames that point into the whole list.
+    """
+    positions = range(len(statements)) if indexes is None else indexes
+    for index in positions:
+        stmt = statements[index]
+        frames = prefix + (Frame(statements, index, owner, handler),)
+        site = Site(scope, frames)
+        yield stmt, site
+        if isinstance(stmt, cst.FunctionDef):
+            inner = function_scope(stmt, scope, site)
+            yield from walk_statements(inner.statements, inner)
+        elif isinstance(stmt, cst.ClassDef):
+            inner = class_scope(stmt, scope, site)
+            yield from walk_statements(inner.statements, inner)
+        else:
+            for body, is_handler in compound_bodies(stmt):
+                yield from walk_statements(body, scope, frames, stmt, is_handler)
+
+
+def find_site(statements: Sequence[cst.BaseStatement], scope: Scope, target: cst.CSTNode,
+              prefix: tuple[Frame, ...] = (), owner: cst.CSTNode | None = None,
+              handler: bool = False) -> Site | None:
+    """The site of ``target`` among ``statements`` (same scope only)."""
+    for index, stmt in enumerate(statements):
+        frames = prefix + (Frame(statements, index, owner, handler),)
+        if stmt is target:
+            return Site(scope, frames)
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        for body, is_handler in compound_bodies(stmt):
+            found = find_site(body, scope, target, frames, stmt, is_handler)
+            if found is not None:
+                return found
+    return None
+
+
+@dataclass
+class ModuleContext:
+    """Facts about the whole module that every block's analysis may consult."""
+
+    statements: Sequence[cst.BaseStatement]
+    scope: Scope = field(init=False)
+    default_dtype: str | None = "float32"  # None: unknown (set somewhere we cannot follow)
+    _aliases: dict[str, str | None] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.scope = Scope("module", None, ScopeTable.of_statements(self.statements), None,
+                           self.statements)
+
+    # -- name resolution -------------------------------------------------------------
+    def resolve_name(self, name: str, scope: Scope) -> str | None:
+        """Qualified name a bare name refers to in ``scope``, or None if unknown."""
+        owner = scope.binding_scope(name)
+        if owner is None:
+            for module in self.scope.table.star_imports:
+                if name in torch_api.STAR_EXPORTS.get(module, ()):
+                    return f"{module}.{name}"
+            return None
+        imported = owner.table.imported(name)
+        if imported is not None:
+            return imported
+        if owner.kind == "module":
+            return self._module_alias(name)
+        return None
+
+    def _module_alias(self, name: str) -> str | None:
+        """``gc = torch.autograd.gradcheck`` at module level makes ``gc`` an alias."""
+        if name in self._aliases:
+            return self._aliases[name]
+        self._aliases[name] = None  # guards against `a = b; b = a`
+        binding = self.scope.table.single_assignment(name)
+        result = None
+        if binding is not None and binding.value is not None:
+            value = binding.value
+            if isinstance(value, (cst.Name, cst.Attribute)):
+                result = self.qualified(value, self.scope)
+        self._aliases[name] = result
+        return result
+
+    def qualified(self, expr: cst.BaseExpression, scope: Scope) -> str | None:
+        parts: list[str] = []
+        node = expr
+        while isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            node = node.value
+        if not isinstance(node, cst.Name):
+            return None
+        base = self.resolve_name(node.value, scope)
+        if base is None:
+            return None
+        return ".".join([base, *reversed(parts)])
+
+    def is_module_level_name(self, name: str) -> bool:
+        return name in self.scope.table
+
+    def module_binding_kinds(self, name: str) -> set[BindingKind]:
+        return {b.kind for b in self.scope.table.bindings.get(name, ())}
+
+
+def default_dtype_of(blocks: Sequence[tuple[cst.Module, str]], context: ModuleContext) -> str | None:
+    """torch's default dtype for code in this module.
+
+    A top-level ``torch.set_default_dtype(torch.float64)`` (or ``set_default_tensor_type``)
+    sets it; a call anywhere else (a fixture, ``setUp``, a branch) makes it unknown.
+    """
+    found: list[str | None] = []
+    for module, text in blocks:
+        if not _MENTION.search(text):
+            continue
+        for stmt in module.body:
+            code = None
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                code = module.code_for_node(stmt)
+                if _MENTION.search(code):
+                    return None  # inside a def, class or branch: cannot be followed
+                continue
+            for small in stmt.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    continue
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                    name = context.qualified(small.value.func, context.scope)
+                    if name in torch_api.SET_DEFAULT_DTYPE | torch_api.SET_DEFAULT_TENSOR_TYPE:
+                        found.append(_dtype_argument(small.value, context))
+                        continue
+                if _MENTION.search(module.code_for_node(small)):
+                    return None
+    return found[-1] if found else "float32"
+
+
+_MENTION = re.compile(r"set_default_(?:dtype|tensor_type)")
+
+
+def _dtype_argument(call: cst.Call, context: ModuleContext) -> str | None:
+    if not call.args:
+        return None
+    value = call.args[0].value
+    name = context.qualified(value, context.scope)
+    if name in torch_api.DTYPES:
+        return torch_api.DTYPES[name]
+    if name in torch_api.TENSOR_TYPES:
+        return torch_api.TENSOR_TYPES[name]
+    if isinstance(value, cst.SimpleString):
+        return torch_api.TENSOR_TYPE_STRINGS.get(value.evaluated_value)
+    return None
+
+
+def name_of(node: cst.BaseExpression) -> str | None:
+    return dotted_name(node)

@@ -1,0 +1,195 @@
+"""Rendering findings: text, JSON, SARIF 2.1.0 and GitHub workflow commands."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from .. import __version__
+from ..findings import Applicability, Finding, Severity
+from ..rules import ALL_RULES, RULES_BY_CODE
+
+_COLORS = {"bold": "1", "red": "31", "yellow": "33", "cyan": "36", "green": "32", "dim": "2"}
+
+
+class Style:
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    def __call__(self, text: str, *names: str) -> str:
+        if not self.enabled or not names:
+            return text
+        codes = ";".join(_COLORS[name] for name in names)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+
+def fix_marker(finding: Finding, unsafe: bool) -> str:
+    fix = finding.fix
+    if fix is None:
+        return ""
+    if fix.applicability is Applicability.SAFE or unsafe:
+        return " [*]"
+    return ""
+
+
+def render_text(findings: Sequence[Finding], style: Style, unsafe: bool) -> list[str]:
+    lines = []
+    for f in findings:
+        location = f"{f.path}:{f.range.start.line}:{f.range.start.column + 1}:"
+        color = "red" if f.severity is Severity.ERROR else "yellow"
+        lines.append(f"{style(location, 'bold')} {style(f.code, color, 'bold')} {f.message}"
+                     f"{style(fix_marker(f, unsafe), 'cyan')}")
+    return lines
+
+
+def summary(findings: Sequence[Finding], style: Style, *, unsafe: bool, fixed: int = 0,
+            fixing: bool = False) -> list[str]:
+    count = len(findings)
+    safe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.SAFE)
+    hidden = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.UNSAFE)
+    lines = []
+    if fixing and fixed:
+        noun = "problem" if fixed + count == 1 else "problems"
+        lines.append(f"Found {fixed + count} {noun} ({fixed} fixed, {count} remaining).")
+    elif count == 0:
+        lines.append(style("All checks passed!", "green"))
+        return lines
+    else:
+        fixable = safe + (hidden if unsafe else 0)
+        noun = "problem" if count == 1 else "problems"
+        detail = f" ({fixable} fixable with `--fix`)" if fixable and not fixing else ""
+        lines.append(f"Found {count} {noun}{detail}.")
+    if hidden and not unsafe:
+        lines.append(f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the "
+                     f"`--unsafe-fixes` option.")
+    return lines
+
+
+def statistics(findings: Sequence[Finding], unsafe: bool) -> list[str]:
+    counts = Counter(f.code for f in findings)
+    fixable = {f.code for f in findings if f.fix and (unsafe or f.fix.applicability is Applicability.SAFE)}
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    lines = []
+    for code, number in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        name = RULES_BY_CODE[code].name if code in RULES_BY_CODE else ""
+        marker = "[*]" if code in fixable else "[ ]"
+        lines.append(f"{number:>{width}}\t{code}\t{marker} {name}")
+    return lines
+
+
+def _edit_json(edit) -> dict:
+    return {
+        "line": edit.range.start.line, "column": edit.range.start.column + 1,
+        "end_line": edit.range.end.line, "end_column": edit.range.end.column + 1,
+        "content": edit.new_text,
+    }
+
+
+def finding_json(f: Finding) -> dict:
+    return {
+        "path": f.path,
+        "line": f.range.start.line,
+        "column": f.range.start.column + 1,
+        "end_line": f.range.end.line,
+        "end_column": f.range.end.column + 1,
+        "code": f.code,
+        "name": f.name,
+        "severity": f.severity.value,
+        "message": f.message,
+        "fix": None if f.fix is None else {
+            "title": f.fix.title,
+            "applicability": f.fix.applicability.value,
+            "edits": [_edit_json(e) for e in f.fix.edits],
+        },
+    }
+
+
+def render_json(findings: Sequence[Finding]) -> str:
+    return json.dumps([finding_json(f) for f in findings], indent=2, ensure_ascii=False)
+
+
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note",
+                Severity.HINT: "note"}
+
+
+def render_sarif(findings: Sequence[Finding], base: Path) -> str:
+    rules = list(ALL_RULES)
+    index = {rule.code: position for position, rule in enumerate(rules)}
+    results = []
+    for f in findings:
+        uri = _uri(f.path, base)
+        region = {"startLine": f.range.start.line, "startColumn": f.range.start.column + 1,
+                  "endLine": f.range.end.line, "endColumn": f.range.end.column + 1}
+        result = {
+            "ruleId": f.code,
+            "ruleIndex": index.get(f.code, 0),
+            "level": _SARIF_LEVEL[f.severity],
+            "message": {"text": f.message},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
+        }
+        if f.fix is not None:
+            result["fixes"] = [{
+                "description": {"text": f.fix.title},
+                "artifactChanges": [{
+                    "artifactLocation": {"uri": uri},
+                    "replacements": [{
+                        "deletedRegion": {"startLine": e.range.start.line,
+                                          "startColumn": e.range.start.column + 1,
+                                          "endLine": e.range.end.line,
+                                          "endColumn": e.range.end.column + 1},
+                        "insertedContent": {"text": e.new_text},
+                    } for e in f.fix.edits],
+                }],
+            }]
+        results.append(result)
+    document = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "gradlint",
+                "version": __version__,
+                "rules": [{
+                    "id": rule.code,
+                    "name": rule.name,
+                    "shortDescription": {"text": rule.summary},
+                    "fullDescription": {"text": rule.docs().split("\n\n")[1] if "\n\n" in rule.docs() else rule.summary},
+                    "help": {"text": rule.docs(), "markdown": rule.docs()},
+                    "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
+                } for rule in rules],
+            }},
+            "results": results,
+        }],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def _uri(path: str, base: Path) -> str:
+    candidate = Path(path)
+    if candidate.is_absolute():
+        try:
+            return candidate.relative_to(base).as_posix()
+        except ValueError:
+            return candidate.as_uri()
+    return candidate.as_posix()
+
+
+def _github_escape(text: str, property_value: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if property_value:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def render_github(findings: Iterable[Finding]) -> list[str]:
+    lines = []
+    for f in findings:
+        level = {"error": "error", "warning": "warning"}.get(f.severity.value, "notice")
+        props = (f"file={_github_escape(f.path, True)},line={f.range.start.line},"
+                 f"col={f.range.start.column + 1},endLine={f.range.end.line},"
+                 f"endColumn={f.range.end.column + 1},"
+                 f"title={_github_escape(f'{f.code} {f.name}', True)}")
+        lines.append(f"::{level} {props}::{_github_escape(f'{f.code} {f.message}')}")
+    return lines

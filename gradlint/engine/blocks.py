@@ -1,0 +1,148 @@
+"""Parsing blocks, once: each block's tree, positions and summary are cached by its text."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Callable
+
+import libcst as cst
+from libcst.metadata import (
+    CodeRange,
+    MetadataWrapper,
+    PositionProvider,
+    WhitespaceInclusivePositionProvider,
+)
+
+from ..analysis.names import BindingKind, ScopeTable, body_statements, dotted_name
+
+
+@dataclass(frozen=True)
+class SyntaxProblem:
+    message: str
+    line: int  # 1-based, relative to the block
+    column: int  # 0-based
+    end_line: int
+    end_column: int
+
+
+@dataclass(eq=False)
+class ParsedBlock:
+    text: str
+    module: cst.Module | None
+    error: SyntaxProblem | None
+    summary: tuple = ()
+    _positions: dict | None = field(default=None, repr=False)
+    _whitespace_positions: dict | None = field(default=None, repr=False)
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        if self._positions is None:
+            assert self.module is not None
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = dict(wrapper.resolve(PositionProvider))
+        return self._positions[node]
+
+    def whitespace_position(self, node: cst.CSTNode) -> CodeRange:
+        """The exact span of ``module.code_for_node(node)``: what a replacement replaces."""
+        if self._whitespace_positions is None:
+            assert self.module is not None
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._whitespace_positions = dict(wrapper.resolve(WhitespaceInclusivePositionProvider))
+        return self._whitespace_positions[node]
+
+
+def parse_block(text: str) -> ParsedBlock:
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        return ParsedBlock(text, None, _syntax_problem(text, error))
+    except RecursionError:
+        return ParsedBlock(text, None, SyntaxProblem("code is nested too deeply to parse", 1, 0, 1, 0))
+    return ParsedBlock(text, module, None, summarize(module))
+
+
+def _syntax_problem(text: str, error: cst.ParserSyntaxError) -> SyntaxProblem:
+    """CPython's diagnosis when it has one (clearer, better placed), else libcst's."""
+    try:
+        compile(text, "<block>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except SyntaxError as syntax:
+        line = syntax.lineno or 1
+        column = max((syntax.offset or 1) - 1, 0)
+        end_line = syntax.end_lineno or line
+        end_column = max((syntax.end_offset or (column + 2)) - 1, column)
+        if (end_line, end_column) <= (line, column):
+            end_line, end_column = line, column + 1
+        message = syntax.msg
+        return SyntaxProblem(f"syntax error: {message}", line, column, end_line, end_column)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    message = str(error.message).replace("parser error: ", "")
+    return SyntaxProblem(f"syntax error: {message}", error.raw_line, error.raw_column,
+                         error.raw_line, error.raw_column + 1)
+
+
+def summarize(module: cst.Module) -> tuple:
+    """What other blocks may depend on, as a hashable value.
+
+    Simple statements are represented by their text; functions and classes only by their
+    signatures, so that editing inside a body does not invalidate other blocks.
+    """
+    parts: list = []
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef):
+            parts.append(("def", stmt.name.value, _signature(module, stmt)))
+        elif isinstance(stmt, cst.ClassDef):
+            members = []
+            table = ScopeTable.of_statements(body_statements(stmt.body))
+            for name, bindings in sorted(table.bindings.items()):
+                kinds = tuple(b.kind.value for b in bindings)
+                signature = ()
+                if len(bindings) == 1 and bindings[0].kind is BindingKind.DEF:
+                    node = bindings[0].node
+                    assert isinstance(node, cst.FunctionDef)
+                    signature = _signature(module, node)
+                members.append((name, kinds, signature))
+            bases = tuple(module.code_for_node(arg) for arg in stmt.bases)
+            parts.append(("class", stmt.name.value, bases, tuple(members)))
+        else:
+            parts.append(("stmt", module.code_for_node(stmt)))
+    return tuple(parts)
+
+
+def _signature(module: cst.Module, node: cst.FunctionDef) -> tuple:
+    decorators = tuple(
+        dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "?"
+        for d in node.decorators)
+    return decorators, module.code_for_node(node.params)
+
+
+class BlockCache:
+    """Parsed blocks keyed by their text (an LRU; the editor re-parses only what changed)."""
+
+    def __init__(self, capacity: int = 20000, parser: Callable[[str], ParsedBlock] = parse_block):
+        self.capacity = capacity
+        self.parser = parser
+        self._entries: OrderedDict[str, ParsedBlock] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, text: str) -> ParsedBlock:
+        entry = self._entries.get(text)
+        if entry is not None:
+            self._entries.move_to_end(text)
+            self.hits += 1
+            return entry
+        self.misses += 1
+        entry = self.parser(text)
+        self._entries[text] = entry
+        if len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)
+        return entry
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def fingerprint(value: object) -> str:
+    return hashlib.blake2b(repr(value).encode(), digest_size=16).hexdigest()

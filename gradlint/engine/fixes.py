@@ -1,0 +1,90 @@
+"""Applying fixes to source text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from ..analysis.source import NEWLINE
+from ..findings import Applicability, Edit, Finding, Fix, Position
+from .linter import LintCache, LintOptions, lint_source
+
+MAX_PASSES = 10
+
+
+class LineIndex:
+    """Converts (line, column) positions to offsets in a text."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.starts = [0] + [m.end() for m in NEWLINE.finditer(text)]
+
+    def offset(self, position: Position) -> int:
+        line = min(max(position.line, 1), len(self.starts))
+        start = self.starts[line - 1]
+        end = self.starts[line] if line < len(self.starts) else len(self.text)
+        return min(start + position.column, end)
+
+
+def allowed(fix: Fix | None, unsafe: bool) -> bool:
+    return fix is not None and (unsafe or fix.applicability is Applicability.SAFE)
+
+
+def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
+    """Apply every fix whose edits do not overlap an earlier accepted one.
+
+    Returns the new text and how many fixes were applied. Fixes are taken in source order;
+    an edit identical to an accepted one (two findings fixed by the same change) is shared.
+    """
+    index = LineIndex(text)
+    accepted: list[tuple[int, int, str]] = []
+    count = 0
+    for fix in sorted(fixes, key=lambda f: min(e.range.start for e in f.edits)):
+        spans = [(index.offset(e.range.start), index.offset(e.range.end), e.new_text) for e in fix.edits]
+        new = [span for span in spans if span not in accepted]
+        if any(_overlaps(span, other) for span in new for other in accepted):
+            continue
+        accepted.extend(new)
+        count += 1
+    result = text
+    for start, end, new_text in sorted(accepted, key=lambda s: (s[0], s[1]), reverse=True):
+        result = result[:start] + new_text + result[end:]
+    return result, count
+
+
+def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
+    if a[0] == a[1] or b[0] == b[1]:  # insertions: only conflict at the same point
+        return a[0] == b[0] or (b[0] < a[0] < b[1]) or (a[0] < b[0] < a[1])
+    return a[0] < b[1] and b[0] < a[1]
+
+
+@dataclass
+class FixOutcome:
+    text: str
+    fixed: int  # fixes applied over all passes
+    remaining: list[Finding]  # findings in the final text
+
+
+def fix_source(text: str, path: str, options: LintOptions, unsafe: bool = False,
+               cache: LintCache | None = None) -> FixOutcome:
+    """Apply fixes until none applies (fixes can unlock others), at most MAX_PASSES times."""
+    cache = cache or LintCache()
+    fixed = 0
+    findings = lint_source(text, path, options, cache).findings
+    for _ in range(MAX_PASSES):
+        if any(f.code == "GL000" for f in findings):
+            break  # never edit a file that does not parse
+        fixes = [f.fix for f in findings if allowed(f.fix, unsafe)]
+        if not fixes:
+            break
+        new_text, count = apply_fixes(text, fixes)  # type: ignore[arg-type]
+        if count == 0 or new_text == text:
+            break
+        text = new_text
+        fixed += count
+        findings = lint_source(text, path, options, cache).findings
+    return FixOutcome(text, fixed, findings)
+
+
+def edits_of(findings: Sequence[Finding]) -> list[Edit]:
+    return [edit for f in findings if f.fix for edit in f.fix.edits]

@@ -1,0 +1,262 @@
+"""The pure core: source text in, findings out.
+
+``lint_source`` knows nothing of files, terminals or editors. Give it a ``LintCache`` and
+it becomes incremental: a block whose text and module context did not change is neither
+re-parsed nor re-analysed.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Mapping, Sequence
+
+import libcst as cst
+
+from ..analysis import torch_api
+from ..analysis.block import BlockAnalysis
+from ..analysis.facts import Evaluator
+from ..analysis.scopes import ModuleContext, default_dtype_of
+from ..analysis.source import Block, scan
+from ..findings import Edit, Finding, Fix, Range, Severity
+from ..rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR
+from ..rules.base import Report, Rule
+from .blocks import BlockCache, ParsedBlock, fingerprint, parse_block
+from .suppressions import is_suppressed, parse_suppressions
+
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class LintOptions:
+    select: frozenset[str] = frozenset(rule.code for rule in ALL_RULES)
+    severity: Mapping[str, Severity] = field(default_factory=dict)
+    # torch's default dtype: AUTO (read the module's own set_default_dtype), a dtype name
+    # ("float64" when a conftest or the test runner sets it), or None for "unknown"
+    default_dtype: str | None = AUTO
+
+    def key(self) -> str:
+        return fingerprint((sorted(self.select), sorted(self.severity.items()), self.default_dtype))
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding]
+    suppressed: int = 0
+    syntax_errors: int = 0
+
+
+class LintCache:
+    """Shared by successive lints of the same (or similar) documents."""
+
+    def __init__(self, capacity: int = 20000):
+        self.blocks = BlockCache(capacity)
+        self.findings: OrderedDict[tuple, list[Finding]] = OrderedDict()
+        self.capacity = capacity
+        self.analysed_blocks = 0  # blocks whose rules actually ran (for tests/benchmarks)
+
+    def remember(self, key: tuple, findings: list[Finding]) -> None:
+        self.findings[key] = findings
+        if len(self.findings) > self.capacity:
+            self.findings.popitem(last=False)
+
+
+def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = None,
+                cache: LintCache | None = None) -> LintResult:
+    options = options or LintOptions()
+    if cache is None:
+        cache = LintCache()
+    if _nothing_to_find(text, options):
+        return LintResult([])
+    scanned = scan(text)
+    parsed = _parse_blocks(scanned.blocks, cache.blocks, text)
+    findings: list[Finding] = []
+
+    good = [(block, entry) for block, entry in parsed if entry.module is not None]
+    syntax_errors = 0
+    for block, entry in parsed:
+        if entry.error is not None:
+            syntax_errors += 1
+            if SYNTAX_ERROR.code in options.select:
+                findings.append(_syntax_finding(block, entry, options))
+
+    statements: list[cst.BaseStatement] = []
+    indexes: list[range] = []
+    for _, entry in good:
+        assert entry.module is not None
+        indexes.append(range(len(statements), len(statements) + len(entry.module.body)))
+        statements.extend(entry.module.body)
+    context = ModuleContext(statements)
+    if options.default_dtype == AUTO:
+        context.default_dtype = default_dtype_of([(e.module, b.text) for b, e in good], context)
+    else:
+        context.default_dtype = options.default_dtype
+    context_key = fingerprint((tuple(entry.summary for _, entry in good), context.default_dtype,
+                               options.key()))
+    rules = [RULES_BY_CODE[code]() for code in sorted(options.select)
+             if code in RULES_BY_CODE and RULES_BY_CODE[code] is not SYNTAX_ERROR]
+    gradcheck_aliases = _gradcheck_aliases(context)
+    evaluator = Evaluator(context)
+    top_to_block = {id(stmt): position for position, (_, entry) in enumerate(good)
+                    for stmt in entry.module.body}  # type: ignore[union-attr]
+
+    for position, (block, entry) in enumerate(good):
+        key = (block.text, context_key)
+        cached = cache.findings.get(key)
+        if cached is not None:
+            cache.findings.move_to_end(key)
+            findings.extend(f.shifted(block.start_line - 1) for f in cached)
+            continue
+        active = [rule for rule in rules if _may_fire(rule, block.text, gradcheck_aliases)]
+        if not active:
+            cache.remember(key, [])
+            continue
+        cache.analysed_blocks += 1
+        assert entry.module is not None
+        analysis = BlockAnalysis(entry.module, block.text, context, indexes[position], evaluator)
+        local: list[Finding] = []
+        cacheable = True
+        for rule in active:
+            for report in rule.check(analysis):
+                finding, remote = _to_finding(rule, report, position, good, top_to_block, options)
+                cacheable = cacheable and not remote
+                local.append(finding)
+        if cacheable:
+            cache.remember(key, local)
+        findings.extend(f.shifted(block.start_line - 1) for f in local)
+
+    by_line, file_codes = parse_suppressions(scanned.comments)
+    kept = [f for f in findings if not is_suppressed(f, by_line, file_codes)]
+    kept = [replace(f, path=path) for f in _dedupe(kept)]
+    kept.sort(key=Finding.sort_key)
+    return LintResult(kept, suppressed=len(findings) - len(kept), syntax_errors=syntax_errors)
+
+
+def _nothing_to_find(text: str, options: LintOptions) -> bool:
+    """No enabled rule can fire, and CPython compiles the file: skip the parse."""
+    for code in options.select:
+        rule = RULES_BY_CODE.get(code)
+        if rule is None or rule is SYNTAX_ERROR:
+            continue
+        if not rule.requires or any(token in text for token in rule.requires):
+            return False
+    if SYNTAX_ERROR.code not in options.select:
+        return True
+    try:
+        compile(text, "<module>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False  # let libcst decide, and place the error
+    return True
+
+
+def _parse_blocks(blocks: Sequence[Block], cache: BlockCache, text: str
+                  ) -> list[tuple[Block, ParsedBlock]]:
+    parsed = [(block, cache.get(block.text)) for block in blocks]
+    if all(entry.module is not None for _, entry in parsed):
+        return parsed
+    # The lexical split can be wrong around exotic strings: merge a failing block with the
+    # next failing one, and if CPython accepts the whole file, parse it in one piece.
+    merged: list[tuple[Block, ParsedBlock]] = []
+    index = 0
+    while index < len(parsed):
+        block, entry = parsed[index]
+        if entry.module is None and index + 1 < len(parsed) and parsed[index + 1][1].module is None:
+            joined = Block(block.text + parsed[index + 1][0].text, block.start_line)
+            joined_entry = cache.get(joined.text)
+            if joined_entry.module is not None:
+                merged.append((joined, joined_entry))
+                index += 2
+                continue
+        merged.append((block, entry))
+        index += 1
+    if any(entry.module is None for _, entry in merged):
+        try:
+            compile(text, "<module>", "exec", dont_inherit=True, flags=0x400)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return merged
+        whole = cache.get(text)
+        if whole.module is not None:
+            return [(Block(text, 1), whole)]
+    return merged
+
+
+def _may_fire(rule: Rule, text: str, aliases: Iterable[str]) -> bool:
+    if not rule.requires:
+        return True
+    for token in rule.requires:
+        if token in text:
+            return True
+        if token == "gradcheck" and any(alias in text for alias in aliases):
+            return True
+    return False
+
+
+def _gradcheck_aliases(context: ModuleContext) -> list[str]:
+    wanted = torch_api.GRADCHECK | torch_api.GRADGRADCHECK
+    return [name for name in context.scope.table.bindings
+            if "gradcheck" not in name and context.resolve_name(name, context.scope) in wanted]
+
+
+def _severity(rule: type[Rule] | Rule, report_severity: Severity | None,
+              options: LintOptions) -> Severity:
+    if rule.code in options.severity:
+        return options.severity[rule.code]
+    return report_severity or rule.severity
+
+
+def _syntax_finding(block: Block, entry: ParsedBlock, options: LintOptions) -> Finding:
+    error = entry.error
+    assert error is not None
+    offset = block.start_line - 1
+    rng = Range.of(error.line + offset, error.column, error.end_line + offset, error.end_column)
+    return Finding(SYNTAX_ERROR.code, SYNTAX_ERROR.name, _severity(SYNTAX_ERROR, None, options),
+                   error.message, rng, None, rng.start.line)
+
+
+def _to_finding(rule: Rule, report: Report, position: int,
+                good: Sequence[tuple[Block, ParsedBlock]], top_to_block: Mapping[int, int],
+                options: LintOptions) -> tuple[Finding, bool]:
+    """A report becomes a finding with positions relative to its block.
+
+    Returns whether the finding has an edit in another block (such findings are not
+    cached, since their positions depend on that other block too).
+    """
+    _, entry = good[position]
+    start = _span(entry, report.node).start
+    end = _span(entry, report.end_node or report.node).end
+    statement_line = entry.position(report.site.statement).start.line
+    fix = None
+    remote = False
+    if report.fix is not None:
+        edits = []
+        for replacement in report.fix.replacements:
+            target = top_to_block.get(id(replacement.site.top_statement), position)
+            target_block, target_entry = good[target]
+            span = target_entry.whitespace_position(replacement.node)
+            shift = target_block.start_line - good[position][0].start_line
+            remote = remote or target != position
+            edits.append(Edit(Range.of(span.start.line + shift, span.start.column,
+                                       span.end.line + shift, span.end.column),
+                              replacement.new_text))
+        fix = Fix(report.fix.title, report.fix.applicability, tuple(sorted(set(edits), key=lambda e: e.range)))
+    finding = Finding(rule.code, rule.name, _severity(rule, report.severity, options), report.message,
+                      Range.of(start.line, start.column, end.line, end.column), fix, statement_line)
+    return finding, remote
+
+
+def _span(entry: ParsedBlock, node: cst.CSTNode):
+    """Where a node is, parentheses included for expressions."""
+    if isinstance(node, cst.BaseExpression) and getattr(node, "lpar", None):
+        return entry.whitespace_position(node)
+    return entry.position(node)
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set = set()
+    unique = []
+    for finding in findings:
+        key = (finding.code, finding.range, finding.message)
+        if key not in seen:
+            seen.add(key)
+            unique.append(finding)
+    return unique

@@ -1,0 +1,26 @@
+"""The rule registry: every rule gradlint has, in code order."""
+
+from __future__ import annotations
+
+from .base import Rule
+from .gl000_syntax_error import SyntaxError_
+from .gl001_low_precision_gradcheck_input import LowPrecisionGradcheckInput
+from .gl002_gradcheck_without_requires_grad import GradcheckWithoutRequiresGrad
+from .gl003_gradcheck_inputs_not_one_argument import GradcheckInputsNotOneArgument
+from .gl004_backward_gradient_count import BackwardGradientCount
+from .gl005_backward_uses_unsaved_tensor import BackwardUsesUnsavedTensor
+
+SYNTAX_ERROR = SyntaxError_
+
+ALL_RULES: tuple[type[Rule], ...] = (
+    SyntaxError_,
+    LowPrecisionGradcheckInput,
+    GradcheckWithoutRequiresGrad,
+    GradcheckInputsNotOneArgument,
+    BackwardGradientCount,
+    BackwardUsesUnsavedTensor,
+)
+RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
+RULES_BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}
+
+__all__ = ["ALL_RULES", "RULES_BY_CODE", "RULES_BY_NAME", "Rule", "SYNTAX_ERROR"]

@@ -1,0 +1,95 @@
+"""What a rule is: a class with a code, a name, docs, examples, and a ``check`` method.
+
+A rule is its own spec (the Fixit way): its docstring is the user documentation, in
+ruff's sections, and its ``VALID``/``INVALID`` examples are run by one generic test.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from dataclasses import dataclass
+from typing import ClassVar, Iterator
+
+import libcst as cst
+
+from ..analysis.block import BlockAnalysis
+from ..analysis.scopes import Site
+from ..findings import Applicability, Severity
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """Replace ``node`` (including its parentheses) by ``new_text``."""
+
+    node: cst.CSTNode
+    new_text: str
+    site: Site  # where the node lives; it may be outside the reporting block
+
+
+@dataclass(frozen=True)
+class FixProposal:
+    title: str
+    applicability: Applicability
+    replacements: tuple[Replacement, ...]
+
+
+@dataclass(frozen=True)
+class Report:
+    node: cst.CSTNode  # the range to underline starts here...
+    message: str
+    site: Site  # the statement holding the node (for `# noqa` on its first line)
+    fix: FixProposal | None = None
+    severity: Severity | None = None  # when the rule's default does not fit this case
+    end_node: cst.CSTNode | None = None  # ...and ends here (default: the node itself)
+
+
+@dataclass(frozen=True)
+class Valid:
+    code: str
+    why: str = ""  # why this is correct; "real-world" examples say where they come from
+
+
+@dataclass(frozen=True)
+class Invalid:
+    code: str
+    message: str | None = None  # the exact message expected for the first finding
+    # (line, column, end_line, end_column) of the first finding: 1-based, as printed
+    range: tuple[int, int, int, int] | None = None
+    fixed: str | None = None  # the code after applying the first finding's fix
+    applicability: str | None = None  # "safe" | "unsafe" when ``fixed`` is given
+    severity: str | None = None
+    count: int = 1  # findings of this rule in the example
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    summary: ClassVar[str]  # one line, for `gradlint rules`
+    # the rule can only fire in a block that contains one of these strings
+    requires: ClassVar[tuple[str, ...]] = ()
+    VALID: ClassVar[list[Valid]] = []
+    INVALID: ClassVar[list[Invalid]] = []
+
+    def check(self, block: BlockAnalysis) -> Iterator[Report]:
+        raise NotImplementedError
+
+    @classmethod
+    def fixable(cls) -> bool:
+        return any(example.fixed is not None for example in cls.INVALID)
+
+    @classmethod
+    def docs(cls) -> str:
+        return textwrap.dedent(inspect.getdoc(cls) or "").strip()
+
+    @classmethod
+    def fix_availability(cls) -> str:
+        kinds = {example.applicability for example in cls.INVALID if example.fixed is not None}
+        if not kinds:
+            return "No fix is available."
+        if kinds == {"safe"}:
+            return "A safe fix is available (`--fix`)."
+        if kinds == {"unsafe"}:
+            return "An unsafe fix is available (`--fix --unsafe-fixes`)."
+        return "A fix is available: safe in some cases, unsafe in others (see Fix safety)."

@@ -1,0 +1,371 @@
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from ..analysis import torch_api
+from ..analysis.block import BlockAnalysis
+from ..analysis.facts import Origin, TensorFact
+from ..analysis.gradcheck_calls import GradcheckCall, InputElement, input_elements
+from ..findings import Severity
+from . import _edits
+from .base import FixProposal, Invalid, Replacement, Report, Rule, Valid
+
+# Casting a low-precision dtype up: the same kind of number with double precision.
+_UPCAST = {"float32": "float64", "float16": "float64", "bfloat16": "float64",
+           "complex64": "complex128", "complex32": "complex128"}
+_CAST_METHOD = {"float64": "double", "complex128": "cdouble"}
+# dtype spellings that keep the user's style: torch.float -> torch.double
+_SPELLING = {"float": "double", "half": "double", "cfloat": "cdouble", "chalf": "cdouble"}
+
+
+class LowPrecisionGradcheckInput(Rule):
+    """## What it does
+    Checks the inputs of `torch.autograd.gradcheck` and `gradgradcheck` calls for
+    tensors that require grad and are float32, float16, bfloat16 or complex64: made by a
+    factory with such a `dtype=`, by a factory that uses torch's default dtype (float32,
+    unless the module calls `torch.set_default_dtype(torch.float64)`), or cast with
+    `.float()`, `.half()`, `.to(torch.float32)` and the like.
+
+    ## Why is this bad?
+    gradcheck compares your backward with finite differences taken with `eps=1e-6`. In
+    float32 that step is close to the precision of the numbers themselves, so the
+    numerical Jacobian is mostly rounding noise: the check fails even when your gradient
+    is right (torch 2.13 failed `exp().sum()` on 50 of 50 random float32 inputs), or,
+    worse, passes by luck. torch only emits a `UserWarning` ("Input #0 requires gradient
+    and is not a double precision floating point or complex") that is easy to miss, then
+    raises `GradcheckError` with a Jacobian mismatch that never mentions the dtype.
+
+    Inputs that do not require grad are constants to gradcheck and may have any dtype.
+    gradlint stays silent when the call sets `eps=` to `1e-4` or more (or to a value it
+    cannot read): that is how float32 code is checked on purpose.
+
+    ## Example
+    ```python
+    x = torch.randn(3, requires_grad=True)
+    torch.autograd.gradcheck(torch.sin, (x,))
+    ```
+
+    Use instead:
+    ```python
+    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    torch.autograd.gradcheck(torch.sin, (x,))
+    ```
+
+    ## Fix safety
+    The fix creates the tensor as float64 (`dtype=torch.float64` on the factory) or casts
+    it with `.double()` instead of `.float()`. It is safe when the tensor is made inside
+    the gradcheck call, or is a local variable used only by gradcheck calls; otherwise it
+    is unsafe, because other code using the same tensor would then see float64 too.
+
+    ## References
+    - [torch.autograd.gradcheck](https://docs.pytorch.org/docs/stable/generated/torch.autograd.gradcheck.gradcheck.html)
+    - [pytorch/pytorch#5351](https://github.com/pytorch/pytorch/issues/5351)
+    """
+
+    code = "GL001"
+    name = "low-precision-gradcheck-input"
+    severity = Severity.ERROR
+    summary = "a gradcheck input that requires grad is not float64/complex128"
+    requires = ("gradcheck",)
+
+    VALID = [
+        Valid("""
+            import torch
+            x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+            torch.autograd.gradcheck(torch.sin, (x,))
+            """),
+        Valid("""
+            import torch
+            torch.set_default_dtype(torch.float64)
+            x = torch.randn(3, requires_grad=True)
+            torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="the module makes float64 the default dtype"),
+        Valid("""
+            import torch
+            x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+            w = torch.randn(3)  # float32, but a constant: gradcheck ignores its dtype
+            torch.autograd.gradcheck(lambda a, b: a * b, (x, w))
+            """),
+        Valid("""
+            import torch
+            x = torch.randn(3, requires_grad=True)
+            torch.autograd.gradcheck(torch.sin, (x,), eps=1e-3, atol=1e-2)
+            """, why="float32 checked on purpose with a large step"),
+        Valid("""
+            import torch
+            def check(dtype):
+                x = torch.randn(3, dtype=dtype, requires_grad=True)
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="the dtype is a parameter: unknown"),
+        Valid("""
+            import torch
+            x = torch.randn(3, requires_grad=True).double()
+            torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="a float64 non-leaf that requires grad works"),
+        Valid("""
+            import torch
+            x = torch.randn(3).double().requires_grad_()
+            torch.autograd.gradcheck(torch.sin, (x,))
+            """),
+        Valid("""
+            import torch
+            def setUp():
+                torch.set_default_dtype(torch.float64)
+            def test():
+                x = torch.randn(3, requires_grad=True)
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="the default dtype is set where gradlint cannot follow it"),
+        Valid("""
+            import torch
+            x = torch.randn(3, requires_grad=True)
+            if fast:
+                x = x.double()
+            torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="a branch may change the dtype"),
+        Valid("""
+            import torch
+            z = torch.randn(3, dtype=torch.complex128, requires_grad=True)
+            torch.autograd.gradcheck(torch.abs, (z,))
+            """),
+        Valid("""
+            import numpy as torch
+            x = torch.random.randn(3)
+            gradcheck(f, (x,))
+            """, why="not torch"),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import torch
+
+            def test_sin():
+                x = torch.randn(3, requires_grad=True)
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="gradcheck input `x` is float32 (torch's default dtype); finite differences need float64",
+            range=(5, 49, 5, 50),
+            fixed="""
+            import torch
+
+            def test_sin():
+                x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch as T
+            from torch.autograd import gradgradcheck as ggc
+
+            x = T.randn(2, 3, dtype=T.float32, requires_grad=True)
+            ggc(T.tanh, [x])
+            """,
+            message="gradgradcheck input `x` is float32; finite differences need float64",
+            range=(5, 14, 5, 15),
+            fixed="""
+            import torch as T
+            from torch.autograd import gradgradcheck as ggc
+
+            x = T.randn(2, 3, dtype=T.float64, requires_grad=True)
+            ggc(T.tanh, [x])
+            """,
+            applicability="unsafe",
+        ),
+        Invalid(
+            """
+            import torch
+            from torch.autograd import gradcheck
+
+            def test():
+                w = torch.ones(4, dtype=torch.float64)
+                x = w.float().requires_grad_()
+                gradcheck(lambda t: t * w, x)
+            """,
+            message="gradcheck input `x` is float32; finite differences need float64",
+            range=(7, 32, 7, 33),
+            fixed="""
+            import torch
+            from torch.autograd import gradcheck
+
+            def test():
+                w = torch.ones(4, dtype=torch.float64)
+                x = w.double().requires_grad_()
+                gradcheck(lambda t: t * w, x)
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            torch.autograd.gradcheck(torch.exp, (torch.rand(5, dtype=torch.half, requires_grad=True),))
+            """,
+            message="gradcheck input #0 (`torch.rand(5, dtype=torch.half,…`) is float16; "
+                    "finite differences need float64",
+            range=(2, 38, 2, 89),
+            fixed="""
+            import torch
+            torch.autograd.gradcheck(torch.exp, (torch.rand(5, dtype=torch.double, requires_grad=True),))
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            def test():
+                z = torch.randn(3, dtype=torch.cfloat).requires_grad_()
+                inputs = (z,)
+                torch.autograd.gradcheck(torch.abs, inputs)
+            """,
+            message="gradcheck input `z` is complex64; finite differences need complex128",
+            range=(5, 41, 5, 47),
+            fixed="""
+            import torch
+            def test():
+                z = torch.randn(3, dtype=torch.cdouble).requires_grad_()
+                inputs = (z,)
+                torch.autograd.gradcheck(torch.abs, inputs)
+            """,
+            applicability="unsafe",
+        ),
+        Invalid(
+            """
+            import torch
+            def test():
+                a = torch.randn(3, 3, requires_grad=True)
+                b = torch.randn(3, 3, requires_grad=True)
+                torch.autograd.gradcheck(torch.mm, (a, b))
+            """,
+            count=2,
+            fixed="""
+            import torch
+            def test():
+                a = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)
+                b = torch.randn(3, 3, requires_grad=True)
+                torch.autograd.gradcheck(torch.mm, (a, b))
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            def test():
+                x = torch.randn(3).to(torch.float32)
+                x.requires_grad = True
+                torch.autograd.gradcheck(torch.sin, (x,), eps=1e-6)
+            """,
+            message="gradcheck input `x` is float32; finite differences need float64",
+            fixed="""
+            import torch
+            def test():
+                x = torch.randn(3).to(torch.float64)
+                x.requires_grad = True
+                torch.autograd.gradcheck(torch.sin, (x,), eps=1e-6)
+            """,
+            applicability="unsafe",
+        ),
+    ]
+
+    def check(self, block: BlockAnalysis) -> Iterator[Report]:
+        for call in block.gradcheck_calls:
+            if _step_chosen_for_low_precision(call):
+                continue
+            elements = input_elements(call, block.evaluator)
+            for element in elements or ():
+                fact = element.fact
+                if not isinstance(fact, TensorFact) or fact.requires_grad is not True:
+                    continue
+                if fact.dtype not in torch_api.LOW_PRECISION:
+                    continue
+                yield self._report(block, call, element, fact)
+
+    def _report(self, block: BlockAnalysis, call: GradcheckCall, element: InputElement,
+                fact: TensorFact) -> Report:
+        name = _edits.label(element.expr, block.code(element.expr),
+                            None if isinstance(element.expr, cst.Name) else element.index)
+        default = " (torch's default dtype)" if fact.default_dtype else ""
+        message = (f"{call.variant} input {name} is {fact.dtype}{default}; "
+                   f"finite differences need {_UPCAST[fact.dtype]}")
+        node = element.expr if element.inline else call.inputs.value  # type: ignore[union-attr]
+        fix = None
+        if fact.dtype_origin is not None:
+            fix = _fix(block, call, element, fact, fact.dtype_origin,
+                       _edits.short_label(element.expr, element.index))
+        return Report(node, message, call.site, fix)
+
+
+def _step_chosen_for_low_precision(call: GradcheckCall) -> bool:
+    eps = call.keyword("eps")
+    if eps is None:
+        return False
+    value = eps.value
+    if isinstance(value, (cst.Float, cst.Integer)):
+        try:
+            return float(value.value) >= 1e-4
+        except ValueError:
+            return True
+    return True
+
+
+def _fix(block: BlockAnalysis, call: GradcheckCall, element: InputElement, fact: TensorFact,
+         origin: Origin, name: str) -> FixProposal | None:
+    target = _UPCAST.get(fact.dtype or "")
+    if target is None:
+        return None
+    node = origin.node
+    new: cst.BaseExpression | None = None
+    if origin.kind == "factory" and isinstance(node, cst.Call):
+        new_dtype = _dtype_expression(node, target, origin)
+        if new_dtype is not None:
+            new = _edits.with_keyword(node, "dtype", new_dtype, before=("requires_grad",))
+        title = f"Create {name} as {target}"
+    elif origin.kind == "cast" and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        new = node.with_changes(func=node.func.with_changes(attr=cst.Name(_CAST_METHOD[target])))
+        title = f"Cast {name} to {target} with .{_CAST_METHOD[target]}()"
+    elif origin.kind == "to" and isinstance(node, cst.Call):
+        new = _retarget_to(node, target)
+        title = f"Cast {name} to {target}"
+    else:
+        return None
+    if new is None:
+        return None
+    inline = element.inline and _edits.contains(element.expr, node)
+    safe = inline or (isinstance(element.expr, cst.Name) and not _edits.used_elsewhere(
+        call.site, element.expr.value, _gradcheck_inputs(block, call)))
+    replacement = Replacement(node, block.module.code_for_node(new), origin.site)
+    return FixProposal(title, _edits.applicability(safe), (replacement,))
+
+
+def _gradcheck_inputs(block: BlockAnalysis, call: GradcheckCall) -> list[cst.CSTNode]:
+    """The inputs arguments of every gradcheck call in the same scope."""
+    return [other.inputs for other in block.gradcheck_calls
+            if other.inputs is not None and other.site.scope.node is call.site.scope.node]
+
+
+def _dtype_expression(call: cst.Call, target: str, origin: Origin) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "dtype":
+            value = arg.value
+            if isinstance(value, cst.Attribute):
+                spelling = _SPELLING.get(value.attr.value, target)
+                return value.with_changes(attr=cst.Name(spelling))
+            return None
+    module = _edits.torch_module_name(origin.site)
+    if module is None:
+        return None
+    return cst.Attribute(value=cst.Name(module), attr=cst.Name(target))
+
+
+def _retarget_to(call: cst.Call, target: str) -> cst.Call | None:
+    for index, arg in enumerate(call.args):
+        if isinstance(arg.value, cst.Attribute) and (
+                arg.keyword is None or arg.keyword.value == "dtype"):
+            attr = arg.value.attr.value
+            if attr in ("float32", "float", "float16", "half", "bfloat16", "complex64", "cfloat"):
+                spelling = _SPELLING.get(attr, target)
+                args = list(call.args)
+                args[index] = arg.with_changes(value=arg.value.with_changes(attr=cst.Name(spelling)))
+                return call.with_changes(args=args)
+    return None

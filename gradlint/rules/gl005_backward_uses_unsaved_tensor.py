@@ -1,0 +1,639 @@
+from __future__ import annotations
+
+import builtins
+from typing import Iterator
+
+import libcst as cst
+
+from ..analysis.autograd_functions import AutogradFunction, Method
+from ..analysis.block import BlockAnalysis
+from ..analysis.names import compound_bodies, target_names
+from ..analysis.scopes import Site, find_site
+from ..findings import Applicability, Severity
+from .base import FixProposal, Invalid, Replacement, Report, Rule, Valid
+
+_BUILTINS = frozenset(dir(builtins))
+# builtins whose arguments may legitimately be other builtins (`map(float, xs)`)
+_HIGHER_ORDER = frozenset({"map", "filter", "sorted", "max", "min", "isinstance", "issubclass",
+                           "getattr", "hasattr", "callable", "functools"})
+
+
+class BackwardUsesUnsavedTensor(Rule):
+    """## What it does
+    Checks how `backward` of a custom `torch.autograd.Function` gets at values from
+    `forward`:
+
+    - a name that is a parameter or local variable of `forward` (or of `setup_context`)
+      and is not defined in `backward`: `forward` has returned long before, so the name
+      does not exist there (or, for `input`, it is Python's builtin function);
+    - `a, b, c = ctx.saved_tensors` when `forward` saved a different number of tensors;
+    - `x = ctx.saved_tensors` (a forgotten comma) when one tensor was saved: `x` is then a
+      1-tuple, not a tensor.
+
+    ## Why is this bad?
+    Each of these fails only when backward runs, far from the cause: a `NameError: name
+    'y' is not defined` (which `gradcheck(raise_exception=False)` does not catch), a
+    `ValueError: not enough values to unpack (expected 3, got 2)`, or, for the 1-tuple,
+    `TypeError: only integer tensors of a single element can be converted to an index`
+    from `grad * x`. Tensors that backward needs must be saved with
+    `ctx.save_for_backward(...)` in `forward` (or `setup_context`) and unpacked from
+    `ctx.saved_tensors`; other values can be stored as attributes of `ctx`.
+
+    ## Example
+    ```python
+    class Exp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * y
+    ```
+
+    Use instead:
+    ```python
+    class Exp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            y, = ctx.saved_tensors
+            return grad * y
+    ```
+
+    ## Fix safety
+    Only the forgotten comma has a fix (`x = ctx.saved_tensors` becomes
+    `x, = ctx.saved_tensors`); it is safe, since the code only works with a tensor there.
+    The other cases need the author to decide what to save.
+
+    ## References
+    - [Extending torch.autograd](https://docs.pytorch.org/docs/stable/notes/extending.html)
+    - [pytorch/pytorch#13540](https://github.com/pytorch/pytorch/issues/13540)
+    """
+
+    code = "GL005"
+    name = "backward-uses-unsaved-tensor"
+    severity = Severity.ERROR
+    summary = "backward reads a forward local, or unpacks ctx.saved_tensors wrongly"
+    requires = ("backward", "vjp")
+
+    VALID = [
+        Valid("""
+            import torch
+            class Exp(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    y = x.exp()
+                    ctx.save_for_backward(y)
+                    return y
+
+                @staticmethod
+                def backward(ctx, grad):
+                    y, = ctx.saved_tensors
+                    return grad * y
+            """),
+        Valid("""
+            import torch
+            scale = torch.tensor(2.0)
+            class Scale(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x * scale
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad * scale
+            """, why="a module-level name is visible in backward"),
+        Valid("""
+            import torch
+            def make(weight):
+                class Mul(torch.autograd.Function):
+                    @staticmethod
+                    def forward(ctx, weight_unused):
+                        return weight_unused * weight
+
+                    @staticmethod
+                    def backward(ctx, grad):
+                        return grad * weight
+                return Mul
+            """, why="a closure over the enclosing function"),
+        Valid("""
+            import torch
+            class Sum(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    shape = x.shape
+                    ctx.shape = shape
+                    return x.sum()
+
+                @staticmethod
+                def backward(ctx, grad):
+                    shape = ctx.shape
+                    return grad.expand(shape)
+            """),
+        Valid("""
+            import torch
+            class Cat(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, a, b):
+                    ctx.save_for_backward(a, b)
+                    return torch.cat([a, b])
+
+                @staticmethod
+                def backward(ctx, grad):
+                    saved = ctx.saved_tensors
+                    n = saved[0].numel()
+                    return grad[:n], grad[n:]
+            """, why="a tuple used as a tuple"),
+        Valid("""
+            import torch
+            class Clip(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, max):
+                    ctx.save_for_backward(x)
+                    ctx.max = max
+                    return x.clamp(max=max)
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    limit = max(ctx.max, 0)
+                    return grad * (x < limit), None
+            """, why="calling the builtin max is fine"),
+        Valid("""
+            import torch
+            class Square(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.save_for_backward(x)
+                    return x * x
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    return torch.stack([2 * g * x for g in grad])
+            """, why="comprehension variables are local to backward"),
+        Valid("""
+            import torch
+            class TwoSaves(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, y, flag):
+                    if flag:
+                        ctx.save_for_backward(x)
+                    else:
+                        ctx.save_for_backward(x, y)
+                    return x * y
+
+                @staticmethod
+                def backward(ctx, grad):
+                    a, b = ctx.saved_tensors
+                    return grad * b, grad * a, None
+            """, why="gradlint cannot tell which save ran"),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import torch
+            class Exp(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    y = x.exp()
+                    return y
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad * y
+            """,
+            message="backward reads `y`, a local variable of forward that backward cannot see "
+                    "(NameError); save it with ctx.save_for_backward(y) and unpack ctx.saved_tensors",
+            range=(10, 23, 10, 24),
+        ),
+        Invalid(
+            """
+            import torch
+            class Mul(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, a, b):
+                    ctx.save_for_backward(a, b)
+                    return a * b
+
+                @staticmethod
+                def backward(ctx, grad):
+                    a, b, c = ctx.saved_tensors
+                    return grad * b, grad * a
+            """,
+            message="backward unpacks 3 saved tensors but forward saved 2 (`a`, `b`); "
+                    "ValueError when backward runs",
+            range=(10, 9, 10, 16),
+        ),
+        Invalid(
+            """
+            import torch
+            class Cube(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.save_for_backward(x)
+                    return x ** 3
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x = ctx.saved_tensors
+                    return 3 * x ** 2 * grad
+            """,
+            message="`x = ctx.saved_tensors` makes `x` a 1-tuple, not the saved tensor; "
+                    "write `x, = ctx.saved_tensors`",
+            range=(10, 9, 10, 10),
+            fixed="""
+            import torch
+            class Cube(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.save_for_backward(x)
+                    return x ** 3
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    return 3 * x ** 2 * grad
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            class Linear(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, input, weight):
+                    ctx.save_for_backward(weight)
+                    return input @ weight.t()
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    weight, = ctx.saved_tensors
+                    return grad_output @ weight, grad_output.t() @ input
+            """,
+            message="backward reads `input`, a parameter of forward that backward cannot see "
+                    "(here it is Python's builtin input()); save it with "
+                    "ctx.save_for_backward(input) and unpack ctx.saved_tensors",
+        ),
+        Invalid(
+            """
+            import torch
+            class Scale(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, factor):
+                    ctx.factor = factor
+                    return x * factor
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad * factor, None
+            """,
+            message="backward reads `factor`, a parameter of forward that backward cannot see "
+                    "(NameError); use `ctx.factor`, where forward stored it",
+        ),
+        Invalid(
+            """
+            import torch
+            from torch.autograd import Function
+            class Affine(Function):
+                @staticmethod
+                def forward(x, w, b):
+                    return x * w + b
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    x, w, b = inputs
+                    ctx.save_for_backward(x, w)
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    return grad * w, grad * x, grad
+            """,
+            count=2,
+            message="backward unpacks 1 saved tensor but setup_context saved 2 (`x`, `w`); "
+                    "ValueError when backward runs",
+        ),
+    ]
+
+    def check(self, block: BlockAnalysis) -> Iterator[Report]:
+        for function in block.autograd_functions:
+            backward = function.backward
+            if backward is None or "backward" in function.inherited or "vjp" in function.inherited:
+                continue
+            yield from _unpacking(block, function, backward)
+            yield from _foreign_names(block, function, backward)
+
+
+# -- names that only exist in forward --------------------------------------------------
+class _Uses(cst.CSTVisitor):
+    """Names read in a function body, with how each occurrence is used."""
+
+    def __init__(self) -> None:
+        self.uses: list[tuple[cst.Name, str]] = []  # (node, "call" | "value" | "argument")
+        self.comprehension_names: set[str] = set()
+        self._higher_order_depth = 0
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.uses.append((node, "value"))
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if isinstance(node.func, cst.Name):
+            self.uses.append((node.func, "call"))
+            higher = node.func.value in _HIGHER_ORDER
+        else:
+            node.func.visit(self)
+            higher = False
+        for arg in node.args:
+            if arg.keyword is not None or higher:
+                if isinstance(arg.value, cst.Name):
+                    self.uses.append((arg.value, "argument"))
+                else:
+                    arg.value.visit(self)
+            else:
+                arg.value.visit(self)
+        return False
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.comprehension_names.update(target_names(node.target))
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Param(self, node: cst.Param) -> bool:
+        return False
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
+        return False
+
+    def visit_Global(self, node: cst.Global) -> bool:
+        return False
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> bool:
+        return False
+
+
+def _foreign_names(block: BlockAnalysis, function: AutogradFunction,
+                   backward: Method) -> Iterator[Report]:
+    sources = [m for m in (function.forward, function.setup_context) if m is not None]
+    if not sources:
+        return
+    visitor = _Uses()
+    for stmt in backward.scope.statements:
+        stmt.visit(visitor)
+    outside = function.scope.parent  # the scope the class is defined in
+    reported: set[str] = set()
+    for node, usage in visitor.uses:
+        name = node.value
+        if name in reported or name in backward.scope.table or name in visitor.comprehension_names:
+            continue
+        owner = next((m for m in sources if name in m.scope.table and name != m.context_name), None)
+        if owner is None:
+            continue
+        if outside is not None and outside.binding_scope(name) is not None:
+            continue  # a global or a closure variable: visible in backward too
+        builtin = name in _BUILTINS
+        if builtin and usage != "value":
+            continue  # `max(a, b)`, `key=len`: the builtin itself, on purpose
+        reported.add(name)
+        yield _foreign_report(backward, owner, node, builtin)
+
+
+def _foreign_report(backward: Method, owner: Method, node: cst.Name, builtin: bool) -> Report:
+    name = node.value
+    method = "forward" if owner is owner.owner.forward else "setup_context"
+    kind = "parameter" if any(p.name.value == name for p in owner.params) else "local variable"
+    stored = _stored_as(owner, name)
+    saved = _saved_names(owner)
+    effect = "here it is Python's builtin " + name + "()" if builtin else "NameError"
+    if stored is not None and not builtin:
+        advice = f"use `{backward.context_name or 'ctx'}.{stored}`, where {method} stored it"
+    elif saved is not None and name in saved:
+        advice = "unpack it from ctx.saved_tensors, where it was saved"
+    else:
+        advice = f"save it with ctx.save_for_backward({name}) and unpack ctx.saved_tensors"
+    message = (f"backward reads `{name}`, a {kind} of {method} that backward cannot see "
+               f"({effect}); {advice}")
+    site = _site_of_name(backward, node)
+    return Report(node, message, site)
+
+
+def _stored_as(method: Method, name: str) -> str | None:
+    """``ctx.attr = name`` in ``method``: the attribute name."""
+    ctx = method.context_name
+    for line in _lines(method.scope.statements):
+        for small in line.body:
+            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and \
+                    small.value.value == name:
+                for target in small.targets:
+                    tgt = target.target
+                    if isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name) and \
+                            tgt.value.value == ctx:
+                        return tgt.attr.value
+    return None
+
+
+# -- ctx.saved_tensors ----------------------------------------------------------------
+def _save_calls(method: Method) -> list[cst.Call]:
+    ctx = method.context_name
+    calls: list[cst.Call] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "save_for_backward" and \
+                    isinstance(func.value, cst.Name) and func.value.value == ctx:
+                calls.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    for stmt in method.scope.statements:
+        stmt.visit(Finder())
+    return calls
+
+
+def _saved_names(method: Method) -> list[str] | None:
+    calls = _save_calls(method)
+    if len(calls) != 1:
+        return None
+    return [a.value.value if isinstance(a.value, cst.Name) else "" for a in calls[0].args]
+
+
+def _saved(function: AutogradFunction) -> tuple[Method, cst.Call] | None:
+    """The one `ctx.save_for_backward(...)` call, in setup_context or forward."""
+    method = function.setup_context if function.style == "setup_context" else function.forward
+    if method is None or function.style is None or not method.params:
+        return None
+    if ("setup_context" if function.style == "setup_context" else "forward") in function.inherited:
+        return None
+    calls = _save_calls(method)
+    if len(calls) != 1 or any(a.star or a.keyword is not None for a in calls[0].args):
+        return None
+    return method, calls[0]
+
+
+def _unpacking(block: BlockAnalysis, function: AutogradFunction, backward: Method
+               ) -> Iterator[Report]:
+    saved = _saved(function)
+    if saved is None:
+        return
+    method, call = saved
+    count = len(call.args)
+    where = "forward" if method is function.forward else "setup_context"
+    names = [block.code(a.value) for a in call.args]
+    ctx = backward.context_name
+    for line in _lines(backward.scope.statements):
+        for small in line.body:
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+                continue
+            value = small.value
+            if not (isinstance(value, cst.Attribute) and value.attr.value == "saved_tensors" and
+                    isinstance(value.value, cst.Name) and value.value.value == ctx):
+                continue
+            target = small.targets[0].target
+            site = find_site(backward.scope.statements, backward.scope, line)
+            if site is None:
+                continue
+            if isinstance(target, (cst.Tuple, cst.List)):
+                if any(isinstance(e, cst.StarredElement) for e in target.elements):
+                    continue
+                unpacked = len(target.elements)
+                if unpacked != count:
+                    listed = ", ".join(f"`{n}`" for n in names) if all(len(n) < 20 for n in names) else ""
+                    message = (f"backward unpacks {unpacked} saved tensor{'s' if unpacked != 1 else ''} "
+                               f"but {where} saved {count}{f' ({listed})' if listed else ''}; "
+                               f"ValueError when backward runs")
+                    yield Report(target, message, site)
+            elif isinstance(target, cst.Name) and count == 1 and \
+                    _used_as_tensor(backward, target.value):
+                fix = FixProposal(
+                    f"Unpack the saved tensor: `{target.value}, = ...`", Applicability.SAFE,
+                    (Replacement(target, f"{target.value},", site),))
+                message = (f"`{target.value} = {ctx}.saved_tensors` makes `{target.value}` a 1-tuple, "
+                           f"not the saved tensor; write `{target.value}, = {ctx}.saved_tensors`")
+                yield Report(target, message, site, fix)
+
+
+class _TupleUse(cst.CSTVisitor):
+    """How a name is used: as a tensor (arithmetic, attributes) or as a tuple."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.as_tensor = False
+        self.as_tuple = False
+
+    def _is(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Name) and node.value == self.name
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if self._is(node.left) or self._is(node.right):
+            self.as_tensor = True
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if self._is(node.expression):
+            self.as_tensor = True
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._is(node.value) and node.attr.value not in ("count", "index"):
+            self.as_tensor = True
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if self._is(node.value):
+            self.as_tuple = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        for arg in node.args:
+            if self._is(arg.value) or (isinstance(arg.value, cst.StarredElement) if False else False):
+                self.as_tuple = True  # handed to a function: it may expect the tuple
+
+    def visit_StarredElement(self, node: cst.StarredElement) -> None:
+        if self._is(node.value):
+            self.as_tuple = True
+
+    def visit_For(self, node: cst.For) -> None:
+        if self._is(node.iter):
+            self.as_tuple = True
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        if self._is(node.iter):
+            self.as_tuple = True
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._is(node.value):
+            self.as_tuple = True  # aliased or unpacked later
+
+
+def _used_as_tensor(method: Method, name: str) -> bool:
+    visitor = _TupleUse(name)
+    for stmt in method.scope.statements:
+        stmt.visit(visitor)
+    return visitor.as_tensor and not visitor.as_tuple
+
+
+# -- helpers -----------------------------------------------------------------------------
+def _lines(statements):
+    for stmt in statements:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield stmt
+        elif not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            yield from _compound_header_lines(stmt)
+            for body, _ in compound_bodies(stmt):
+                yield from _lines(body)
+
+
+def _compound_header_lines(stmt):
+    return iter(())
+
+
+def _site_of_name(method: Method, node: cst.Name) -> Site:
+    for stmt in method.scope.statements:
+        finder = _Contains(node)
+        stmt.visit(finder)
+        if finder.found:
+            return _deepest_site(method, stmt, node)
+    return Site(method.scope, ())
+
+
+def _deepest_site(method: Method, top: cst.BaseStatement, node: cst.Name) -> Site:
+    for line in _lines([top]):
+        finder = _Contains(node)
+        line.visit(finder)
+        if finder.found:
+            site = find_site(method.scope.statements, method.scope, line)
+            if site is not None:
+                return site
+    site = find_site(method.scope.statements, method.scope, top)
+    assert site is not None
+    return site
+
+
+class _Contains(cst.CSTVisitor):
+    def __init__(self, target: cst.CSTNode):
+        self.target = target
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node is self.target:
+            self.found = True
+        return not self.found

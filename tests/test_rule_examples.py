@@ -1,0 +1,84 @@
+"""One generic test runs every rule's own VALID and INVALID examples (the rule is its spec)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from gradlint.engine.fixes import apply_fixes
+from gradlint.engine.linter import LintOptions, lint_source
+from gradlint.rules import ALL_RULES
+
+
+def _code(example: str) -> str:
+    return textwrap.dedent(example).lstrip("\n")
+
+
+def _cases(kind: str):
+    for rule in ALL_RULES:
+        for index, example in enumerate(getattr(rule, kind)):
+            yield pytest.param(rule, example, id=f"{rule.code}-{kind}-{index}")
+
+
+def _lint(rule, code: str):
+    options = LintOptions(select=frozenset({rule.code}))
+    return [f for f in lint_source(code, "example.py", options).findings if f.code == rule.code]
+
+
+@pytest.mark.parametrize("rule, example", list(_cases("VALID")))
+def test_valid_examples_have_no_findings(rule, example):
+    findings = _lint(rule, _code(example.code))
+    assert findings == [], "\n".join(f"{f.range.start.line}:{f.range.start.column + 1} {f.message}"
+                                      for f in findings)
+
+
+@pytest.mark.parametrize("rule, example", list(_cases("INVALID")))
+def test_invalid_examples(rule, example):
+    code = _code(example.code)
+    findings = _lint(rule, code)
+    assert len(findings) == example.count, [f.message for f in findings]
+    first = findings[0]
+    assert first.name == rule.name
+    if example.message is not None:
+        assert first.message == example.message
+    if example.range is not None:
+        start, end = first.range.start, first.range.end
+        assert (start.line, start.column + 1, end.line, end.column + 1) == example.range
+    if example.severity is not None:
+        assert first.severity.value == example.severity
+    else:
+        assert first.severity == rule.severity
+    if example.fixed is None:
+        assert first.fix is None, f"unexpected fix: {first.fix}"
+    else:
+        assert first.fix is not None, "expected a fix"
+        assert first.fix.applicability.value == example.applicability
+        fixed, count = apply_fixes(code, [first.fix])
+        assert count == 1
+        assert fixed == _code(example.fixed)
+        # the fix removes the finding it fixes
+        after = [(f.range, f.message) for f in _lint(rule, fixed)]
+        assert (first.range, first.message) not in after
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
+def test_rule_metadata(rule):
+    assert rule.code.startswith("GL") and len(rule.code) == 5
+    assert rule.name == rule.name.lower() and " " not in rule.name and "_" not in rule.name
+    assert rule.summary and "\n" not in rule.summary
+    assert rule.VALID and rule.INVALID, "every rule documents examples of both kinds"
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
+def test_rule_docs_have_ruff_sections(rule):
+    docs = rule.docs()
+    sections = [line for line in docs.splitlines() if line.startswith("## ")]
+    assert sections[:3] == ["## What it does", "## Why is this bad?", "## Example"], sections
+    assert "## Fix safety" in sections
+    assert "Use instead:" in docs
+
+
+def test_codes_and_names_are_unique():
+    assert len({r.code for r in ALL_RULES}) == len(ALL_RULES)
+    assert len({r.name for r in ALL_RULES}) == len(ALL_RULES)
