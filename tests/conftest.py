@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-snapshots", action="store_true",
+                     help="rewrite the expected-output snapshots from the current output")
+
+
+@pytest.fixture
+def update_snapshots(request) -> bool:
+    return request.config.getoption("--update-snapshots")
+
+
+@dataclass
+class Completed:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def gradlint_command() -> list[str]:
+    """The installed console script (tests run the real command, as users do)."""
+    script = Path(sys.executable).parent / "gradlint"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("gradlint")
+    assert found, "the gradlint command is not installed (pip install -e .)"
+    return [found]
+
+
+@pytest.fixture
+def cli():
+    def run(*args: str, cwd: Path | str | None = None, stdin: str | bytes | None = None,
+            env: dict | None = None) -> Completed:
+        environment = {**os.environ, "NO_COLOR": "1", **(env or {})}
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        result = subprocess.run([*gradlint_command(), *args], cwd=cwd, input=data,
+                                capture_output=True, env=environment, timeout=120)
+        return Completed(result.returncode, result.stdout.decode(), result.stderr.decode())
+    return run
