@@ -11,6 +11,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# fixture trees are data for gradlint, not tests for pytest
+collect_ignore = ["fixtures"]
+
 
 def pytest_addoption(parser):
     parser.addoption("--update-snapshots", action="store_true",

@@ -327,8 +327,12 @@ class GradcheckInputsNotOneArgument(Rule):
         arity = _required_arity(block, call)
         if arity is None or arity < 2:
             return None
-        func_name = f"`{block.code(call.func.value)}`" if call.func is not None else "the function"
-        if len(func_name) > 40:
+        func = call.func.value if call.func is not None else None
+        if isinstance(func, cst.Lambda):
+            func_name = "the lambda"
+        elif isinstance(func, (cst.Name, cst.Attribute)) and len(block.code(func)) <= 40:
+            func_name = f"`{block.code(func)}`"
+        else:
             func_name = "the function"
         message = (f"gradgradcheck's third positional parameter is grad_outputs: "
                    f"`{block.code(value)}` is not an input of {func_name}; pass the inputs as one tuple")

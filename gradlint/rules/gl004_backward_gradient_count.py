@@ -572,6 +572,8 @@ def _single_tensor(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.UnaryOperation):
         return _arithmetic_operand(expr.expression)
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        if expr.func.attr.value == "where":  # where(cond) gives a tuple, where(c, a, b) a tensor
+            return len(expr.args) == 3
         return expr.func.attr.value in _TENSOR_RESULT
     return False
 

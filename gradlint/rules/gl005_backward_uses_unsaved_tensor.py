@@ -554,6 +554,13 @@ class _TupleUse(cst.CSTVisitor):
         if self._is(node.expression):
             self.as_tensor = True
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        operands = [node.left, *(target.comparator for target in node.comparisons)]
+        tensor_ops = all(not isinstance(t.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot))
+                         for t in node.comparisons)
+        if tensor_ops and any(self._is(operand) for operand in operands):
+            self.as_tensor = True
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if self._is(node.value) and node.attr.value not in ("count", "index"):
             self.as_tensor = True
@@ -563,9 +570,8 @@ class _TupleUse(cst.CSTVisitor):
             self.as_tuple = True
 
     def visit_Call(self, node: cst.Call) -> None:
-        for arg in node.args:
-            if self._is(arg.value) or (isinstance(arg.value, cst.StarredElement) if False else False):
-                self.as_tuple = True  # handed to a function: it may expect the tuple
+        if any(self._is(arg.value) for arg in node.args):
+            self.as_tuple = True  # handed to a function: it may expect the tuple
 
     def visit_StarredElement(self, node: cst.StarredElement) -> None:
         if self._is(node.value):

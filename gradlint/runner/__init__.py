@@ -1,0 +1,48 @@
+"""Prove gradients: run gradcheck in a killable worker in the user's interpreter.
+
+This package is the supervisor side. It uses the standard library only and never
+imports torch; the worker (``gradlint/worker.py``) runs torch in a separate process.
+
+    from gradlint.runner import WorkerClient, make_request
+
+    async with WorkerClient(python="/path/to/venv/bin/python", cwd=root) as client:
+        result = await client.run(
+            make_request("/ws/ops.py", {"kind": "function_class", "qualname": "MyReLU"},
+                         workspace_root=root),
+            timeout=30,
+        )
+        print(result["summary"])
+
+The request and result formats are documented in docs/run-result-schema.md.
+"""
+
+from .client import WorkerClient, WorkerInfo, WorkerStartError, run_sync
+from .protocol import (
+    DEFAULT_LIMITS,
+    PROTOCOL_VERSION,
+    SCHEMA_ID,
+    SCHEMA_VERSION,
+    STATUSES,
+    VERDICTS,
+    is_success,
+    make_request,
+    make_result,
+    worker_path,
+)
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "PROTOCOL_VERSION",
+    "SCHEMA_ID",
+    "SCHEMA_VERSION",
+    "STATUSES",
+    "VERDICTS",
+    "WorkerClient",
+    "WorkerInfo",
+    "WorkerStartError",
+    "is_success",
+    "make_request",
+    "make_result",
+    "run_sync",
+    "worker_path",
+]

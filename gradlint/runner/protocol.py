@@ -1,0 +1,155 @@
+"""The request/result protocol shared with ``gradlint/worker.py`` (stdlib only, no torch).
+
+See docs/run-result-schema.md for every field. The worker is a standalone file that
+cannot import this module, so the constants are duplicated there; a test keeps the
+two copies equal.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Mapping, Sequence
+
+PROTOCOL_VERSION = 1
+SCHEMA_ID = "gradlint.run-result"
+SCHEMA_VERSION = 1
+
+STATUSES = (
+    "pass", "fail", "error", "no_inputs", "crash", "timeout", "memory",
+    "cancelled", "output_limit",
+)
+VERDICTS = (
+    "ok", "wrong_gradient", "non_differentiable_point", "input_mutated",
+    "random_op", "nondeterministic_backward", "not_twice_differentiable",
+    "low_precision_input", "undefined_grad", "batched_grad", "gradcheck_failed",
+    "exception", "bad_inputs", "bad_request", "target_not_found",
+    "worker_unavailable",
+)
+
+DEFAULT_LIMITS = {
+    "timeout_s": 60.0,
+    "memory_bytes": 4 * 2 ** 30,
+    "output_bytes": 8 * 2 ** 20,
+}
+
+TARGET_KINDS = ("function_class", "callable", "call_site")
+INPUT_KINDS = ("call_site", "expression", "synthesize")
+
+
+def worker_path() -> str:
+    """Absolute path of the standalone worker script (``gradlint/worker.py``)."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worker.py")
+
+
+def make_request(
+    path: str,
+    target: Mapping[str, Any],
+    *,
+    inputs: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
+    workspace_root: str | None = None,
+    module_name: str | None = None,
+    sys_path: Sequence[str] | None = None,
+    limits: Mapping[str, Any] | None = None,
+) -> dict:
+    """Build a ``run`` request for a file.
+
+    ``target`` is one of ``{"kind": "function_class", "qualname": ...}``,
+    ``{"kind": "callable", "qualname": ...}`` or
+    ``{"kind": "call_site", "line": L, "end_line": E, "enclosing": "TestX.test_y" | None}``.
+    ``inputs`` is ``{"kind": "expression", "source": ...}``, ``{"kind": "synthesize", ...}``
+    or ``{"kind": "call_site"}``; None picks the default for the target.
+    ``sys_path`` defaults to the workspace root and the file's folder.
+    """
+    path = os.path.abspath(path)
+    if target.get("kind") not in TARGET_KINDS:
+        raise ValueError(f"unknown target kind {target.get('kind')!r}")
+    if inputs is not None and inputs.get("kind") not in INPUT_KINDS:
+        raise ValueError(f"unknown inputs kind {inputs.get('kind')!r}")
+    if sys_path is None:
+        entries = []
+        if workspace_root:
+            entries.append(os.path.abspath(workspace_root))
+        folder = os.path.dirname(path)
+        if folder not in entries:
+            entries.append(folder)
+        sys_path = entries
+    req: dict[str, Any] = {
+        "op": "run",
+        "module": {"path": path},
+        "sys_path": list(sys_path),
+        "target": dict(target),
+    }
+    if module_name:
+        req["module"]["name"] = module_name
+    if workspace_root:
+        req["cwd"] = os.path.abspath(workspace_root)
+        req["user_roots"] = [os.path.abspath(workspace_root)]
+    if inputs is not None:
+        req["inputs"] = dict(inputs)
+    if options:
+        req["options"] = dict(options)
+    if limits:
+        req["limits"] = dict(limits)
+    return req
+
+
+def base_result(request: Mapping[str, Any] | None, rid: Any = None) -> dict:
+    """A result skeleton for outcomes decided by the supervisor (same shape as the worker's)."""
+    request = request or {}
+    target = dict(request.get("target") or {})
+    mod = request.get("module") or {}
+    if mod.get("path"):
+        target.setdefault("file", mod["path"])
+    return {
+        "schema": SCHEMA_ID,
+        "version": SCHEMA_VERSION,
+        "id": rid if rid is not None else request.get("id"),
+        "status": None,
+        "verdict": None,
+        "summary": "",
+        "message": None,
+        "target": target,
+        "location": None,
+        "inputs": [],
+        "outputs": [],
+        "options": {},
+        "checks": [],
+        "exception": None,
+        "crash": None,
+        "notes": [],
+        "warnings": [],
+        "stderr_tail": "",
+        "output_bytes": 0,
+        "timings": {},
+        "environment": {"python": None, "executable": None, "torch": None, "pid": None},
+    }
+
+
+def make_result(
+    request: Mapping[str, Any] | None,
+    status: str,
+    summary: str,
+    *,
+    verdict: str | None = None,
+    message: str | None = None,
+    rid: Any = None,
+    **extra: Any,
+) -> dict:
+    """A complete result for an outcome decided by the supervisor."""
+    if status not in STATUSES:
+        raise ValueError(f"unknown status {status!r}")
+    r = base_result(request, rid)
+    r.update(status=status, verdict=verdict, summary=summary, message=message)
+    r.update(extra)
+    return r
+
+
+def is_success(result: Mapping[str, Any]) -> bool:
+    return result.get("status") == "pass"
+
+
+def default_python() -> str:
+    """The interpreter running gradlint itself (a fallback when no project interpreter is known)."""
+    return sys.executable
