@@ -9,24 +9,27 @@ import libcst as cst
 
 from .autograd_functions import AutogradFunction, find_autograd_functions
 from .facts import Evaluator
-from .gradcheck_calls import GradcheckCall, find_gradcheck_calls
+from .gradcheck_calls import GradcheckCall, find_gradcheck_calls, may_call_gradcheck
 from .scopes import ModuleContext
 
 
 class BlockAnalysis:
     def __init__(self, module: cst.Module, text: str, context: ModuleContext,
-                 indexes: Sequence[int], evaluator: Evaluator):
+                 indexes: Sequence[int], evaluator: Evaluator, gradcheck_aliases: Sequence[str] = ()):
         self.module = module  # the block, parsed on its own
         self.text = text
         self.context = context
         self.indexes = indexes  # positions of the block's statements in the module body
         self.evaluator = evaluator
+        self.gradcheck_aliases = gradcheck_aliases  # module-level names bound to gradcheck
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
     @cached_property
     def gradcheck_calls(self) -> list[GradcheckCall]:
+        if not may_call_gradcheck(self.text, self.gradcheck_aliases):
+            return []
         return list(find_gradcheck_calls(self.context.statements, self.indexes, self.context))
 
     @cached_property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
@@ -9,6 +10,7 @@ import libcst as cst
 
 from . import torch_api
 from .facts import Evaluator, Fact, SequenceFact
+from .source import code_only
 from .scopes import ModuleContext, Site, walk_statements, Scope
 
 
@@ -107,6 +109,21 @@ def calls_in_statement(stmt: cst.BaseStatement) -> list[cst.Call]:
     else:
         stmt.visit(collector)  # headers only: bodies are skipped by the collector
     return collector.calls
+
+
+_LOCAL_ALIAS = re.compile(r"gradcheck\s+as\b|=\s*[\w.]*gradcheck\b")
+
+
+def may_call_gradcheck(text: str, aliases: Sequence[str]) -> bool:
+    """Could ``text`` contain a gradcheck call? (Visiting every expression of a block is
+    costly; a call needs the callee's name followed by an opening parenthesis.)"""
+    if "gradcheck" not in text and not any(alias in text for alias in aliases):
+        return False
+    text = code_only(text)
+    if _LOCAL_ALIAS.search(text):
+        return True  # a local alias: any name could be the callee
+    names = "|".join(re.escape(n) for n in ("gradcheck", "gradgradcheck", *aliases))
+    return re.search(rf"\b(?:{names})\s*\(", text) is not None
 
 
 def find_gradcheck_calls(statements: Sequence[cst.BaseStatement], indexes: Sequence[int],

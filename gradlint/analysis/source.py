@@ -84,6 +84,19 @@ def decode_source(data: bytes) -> str:
         )
 
 
+def code_only(text: str) -> str:
+    """``text`` with comments and string literals blanked out (for textual pre-checks)."""
+    pieces = []
+    last = 0
+    for match in _TOKEN.finditer(text):
+        if match.lastgroup in ("comment", "string"):
+            pieces.append(text[last:match.start()])
+            pieces.append(" ")
+            last = match.end()
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
 def split_lines(text: str) -> list[str]:
     """Lines without their terminators, split the way Python's tokenizer splits them."""
     return NEWLINE.split(text)

@@ -59,7 +59,7 @@ def parse_block(text: str) -> ParsedBlock:
         return ParsedBlock(text, None, _syntax_problem(text, error))
     except RecursionError:
         return ParsedBlock(text, None, SyntaxProblem("code is nested too deeply to parse", 1, 0, 1, 0))
-    return ParsedBlock(text, module, None, summarize(module))
+    return ParsedBlock(text, module, None, summarize(module, text))
 
 
 def _syntax_problem(text: str, error: cst.ParserSyntaxError) -> SyntaxProblem:
@@ -82,13 +82,15 @@ def _syntax_problem(text: str, error: cst.ParserSyntaxError) -> SyntaxProblem:
                          error.raw_line, error.raw_column + 1)
 
 
-def summarize(module: cst.Module) -> tuple:
+def summarize(module: cst.Module, text: str) -> tuple:
     """What other blocks may depend on, as a hashable value.
 
-    Simple statements are represented by their text; functions and classes only by their
-    signatures, so that editing inside a body does not invalidate other blocks.
+    Other statements are represented by the block's text; functions and classes only by
+    their signatures, so that editing inside a body does not invalidate other blocks.
     """
     parts: list = []
+    if any(not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) for stmt in module.body):
+        parts.append(("text", text))
     for stmt in module.body:
         if isinstance(stmt, cst.FunctionDef):
             parts.append(("def", stmt.name.value, _signature(module, stmt)))
@@ -105,8 +107,6 @@ def summarize(module: cst.Module) -> tuple:
                 members.append((name, kinds, signature))
             bases = tuple(module.code_for_node(arg) for arg in stmt.bases)
             parts.append(("class", stmt.name.value, bases, tuple(members)))
-        else:
-            parts.append(("stmt", module.code_for_node(stmt)))
     return tuple(parts)
 
 

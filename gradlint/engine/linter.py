@@ -113,7 +113,8 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
             continue
         cache.analysed_blocks += 1
         assert entry.module is not None
-        analysis = BlockAnalysis(entry.module, block.text, context, indexes[position], evaluator)
+        analysis = BlockAnalysis(entry.module, block.text, context, indexes[position], evaluator,
+                                 gradcheck_aliases)
         local: list[Finding] = []
         cacheable = True
         for rule in active:
