@@ -45,10 +45,10 @@ def gradlint_command() -> list[str]:
 @pytest.fixture
 def cli():
     def run(*args: str, cwd: Path | str | None = None, stdin: str | bytes | None = None,
-            env: dict | None = None) -> Completed:
+            env: dict | None = None, timeout: float = 120) -> Completed:
         environment = {**os.environ, "NO_COLOR": "1", **(env or {})}
         data = stdin.encode() if isinstance(stdin, str) else stdin
         result = subprocess.run([*gradlint_command(), *args], cwd=cwd, input=data,
-                                capture_output=True, env=environment, timeout=120)
+                                capture_output=True, env=environment, timeout=timeout)
         return Completed(result.returncode, result.stdout.decode(), result.stderr.decode())
     return run

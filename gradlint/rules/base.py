@@ -7,6 +7,7 @@ ruff's sections, and its ``VALID``/``INVALID`` examples are run by one generic t
 from __future__ import annotations
 
 import inspect
+import re
 import textwrap
 from dataclasses import dataclass
 from typing import ClassVar, Iterator
@@ -16,6 +17,12 @@ import libcst as cst
 from ..analysis.block import BlockAnalysis
 from ..analysis.scopes import Site
 from ..findings import Applicability, Severity
+
+
+MENTIONS_GRADCHECK = re.compile(r"gradcheck")
+DEFINES_BACKWARD = re.compile(r"\bdef\s+(?:backward|vjp)\b")
+# substrings that must be present for the pattern to match (cheaper than the regex)
+_NEEDLES = {MENTIONS_GRADCHECK: ("gradcheck",), DEFINES_BACKWARD: ("backward", "vjp")}
 
 
 @dataclass(frozen=True)
@@ -67,13 +74,25 @@ class Rule:
     name: ClassVar[str]
     severity: ClassVar[Severity]
     summary: ClassVar[str]  # one line, for `gradlint rules`
-    # the rule can only fire in a block that contains one of these strings
-    requires: ClassVar[tuple[str, ...]] = ()
+    # the rule can only fire in a block whose text matches this regular expression (a
+    # cheap pre-check that spares parsing and analysing most code); None: always run
+    requires: ClassVar[re.Pattern | None] = None
+    # ...or contains one of the module's aliases of gradcheck (`gc = torch.autograd.gradcheck`)
+    requires_gradcheck_aliases: ClassVar[bool] = False
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
         raise NotImplementedError
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        """Does ``text`` pass the rule's pre-check?"""
+        assert cls.requires is not None
+        needles = _NEEDLES.get(cls.requires)
+        if needles is not None and not any(needle in text for needle in needles):
+            return False
+        return cls.requires.search(text) is not None
 
     @classmethod
     def fixable(cls) -> bool:

@@ -10,7 +10,7 @@ from ..analysis.facts import Origin, TensorFact
 from ..analysis.gradcheck_calls import GradcheckCall, InputElement, input_elements
 from ..findings import Severity
 from . import _edits
-from .base import FixProposal, Invalid, Replacement, Report, Rule, Valid
+from .base import MENTIONS_GRADCHECK, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
 # Casting a low-precision dtype up: the same kind of number with double precision.
 _UPCAST = {"float32": "float64", "float16": "float64", "bfloat16": "float64",
@@ -68,7 +68,8 @@ class LowPrecisionGradcheckInput(Rule):
     name = "low-precision-gradcheck-input"
     severity = Severity.ERROR
     summary = "a gradcheck input that requires grad is not float64/complex128"
-    requires = ("gradcheck",)
+    requires = MENTIONS_GRADCHECK
+    requires_gradcheck_aliases = True
 
     VALID = [
         Valid("""

@@ -10,7 +10,7 @@ from ..analysis.facts import OpaqueFact, TensorFact
 from ..analysis.gradcheck_calls import GradcheckCall, InputElement, input_elements
 from ..findings import Severity
 from . import _edits
-from .base import FixProposal, Invalid, Replacement, Report, Rule, Valid
+from .base import MENTIONS_GRADCHECK, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
 _NON_TENSOR_KINDS = frozenset({"number", "none", "bool", "string", "device"})
 
@@ -56,7 +56,8 @@ class GradcheckWithoutRequiresGrad(Rule):
     name = "gradcheck-without-requires-grad"
     severity = Severity.ERROR
     summary = "no input of a gradcheck call requires grad (torch raises ValueError)"
-    requires = ("gradcheck",)
+    requires = MENTIONS_GRADCHECK
+    requires_gradcheck_aliases = True
 
     VALID = [
         Valid("""

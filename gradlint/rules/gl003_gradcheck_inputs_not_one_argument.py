@@ -11,7 +11,7 @@ from ..analysis.gradcheck_calls import GradcheckCall
 from ..analysis.names import BindingKind
 from ..findings import Applicability, Severity
 from . import _edits
-from .base import FixProposal, Invalid, Replacement, Report, Rule, Valid
+from .base import MENTIONS_GRADCHECK, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
 _LEGACY = {"gradcheck": torch_api.LEGACY_GRADCHECK_SETTINGS,
            "gradgradcheck": torch_api.LEGACY_GRADGRADCHECK_SETTINGS}
@@ -70,7 +70,8 @@ class GradcheckInputsNotOneArgument(Rule):
     name = "gradcheck-inputs-not-one-argument"
     severity = Severity.ERROR
     summary = "gradcheck inputs spread over arguments, settings passed positionally, or inputs in an opaque container"
-    requires = ("gradcheck",)
+    requires = MENTIONS_GRADCHECK
+    requires_gradcheck_aliases = True
 
     VALID = [
         Valid("""

@@ -10,7 +10,7 @@ from ..analysis.block import BlockAnalysis
 from ..analysis.names import BindingKind
 from ..analysis.scopes import Site, find_site
 from ..findings import Applicability, Severity
-from .base import FixProposal, Invalid, Replacement, Report, Rule, Valid
+from .base import DEFINES_BACKWARD, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
 # torch functions and tensor methods that return tuples, never a single tensor
 _TUPLE_RETURNING = frozenset({
@@ -91,7 +91,7 @@ class BackwardGradientCount(Rule):
     name = "backward-gradient-count"
     severity = Severity.ERROR
     summary = "backward returns a different number of gradients than forward has inputs"
-    requires = ("backward", "vjp")
+    requires = DEFINES_BACKWARD
 
     VALID = [
         Valid("""

@@ -10,7 +10,7 @@ from ..analysis.block import BlockAnalysis
 from ..analysis.names import compound_bodies, target_names
 from ..analysis.scopes import Site, find_site
 from ..findings import Applicability, Severity
-from .base import FixProposal, Invalid, Replacement, Report, Rule, Valid
+from .base import DEFINES_BACKWARD, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
 _BUILTINS = frozenset(dir(builtins))
 # builtins whose arguments may legitimately be other builtins (`map(float, xs)`)
@@ -81,7 +81,7 @@ class BackwardUsesUnsavedTensor(Rule):
     name = "backward-uses-unsaved-tensor"
     severity = Severity.ERROR
     summary = "backward reads a forward local, or unpacks ctx.saved_tensors wrongly"
-    requires = ("backward", "vjp")
+    requires = DEFINES_BACKWARD
 
     VALID = [
         Valid("""
