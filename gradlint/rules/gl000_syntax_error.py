@@ -11,7 +11,8 @@ class SyntaxError_(Rule):
     """## What it does
     Reports a file, or a top-level block of it, that cannot be parsed, and a file that
     cannot be read or decoded (invalid UTF-8, or bytes that do not match the file's
-    `# -*- coding: ... -*-` declaration).
+    `# -*- coding: ... -*-` declaration). Files that never mention `torch` are not
+    analysed at all, so their syntax errors are left to other tools.
 
     ## Why is this bad?
     Python will refuse to import the module. gradlint keeps analysing the top-level
@@ -47,7 +48,8 @@ class SyntaxError_(Rule):
             message="syntax error: '(' was never closed",
             range=(2, 16, 2, 17),
         ),
-        Invalid("def f(:\n    pass\n", message="syntax error: invalid syntax", range=(1, 7, 1, 8)),
+        Invalid("import torch\ndef f(:\n    pass\n", message="syntax error: invalid syntax",
+                range=(2, 7, 2, 8)),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:

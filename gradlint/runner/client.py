@@ -136,6 +136,7 @@ class WorkerClient:
         self._start_lock: asyncio.Lock | None = None
         self._closed = False
         self._started_once = False
+        self._starting: _Zygote | None = None  # a worker being started (close() kills it too)
 
     # -- public API -------------------------------------------------------------
 
@@ -229,18 +230,24 @@ class WorkerClient:
             try:
                 z = await self._ensure_started()
             except WorkerStartError as e:
-                return self._finish(
-                    make_result(req, "error", "✗ " + e.reason, verdict="worker_unavailable", message=e.detail),
-                    t0, queued)
+                if self._closed:
+                    result = make_result(req, "cancelled", "cancelled", message="the worker was closed")
+                else:
+                    result = make_result(req, "error", "✗ " + e.reason, verdict="worker_unavailable",
+                                         message=e.detail)
+                return self._finish(result, t0, queued)
             loop = asyncio.get_running_loop()
             pend = _Pending(req, loop.create_future(), on_progress)
+            if z.dead:  # died since _ensure_started (its death handler may have run already)
+                return self._finish(make_result(req, "crash", "✗ crashed: " + (z.death_reason or "the worker died"),
+                                                message="the worker died before the run started"), t0, queued)
             z.pending[rid] = pend
             try:
-                z.send(req)
-                await z.proc.stdin.drain()
-            except (ConnectionError, RuntimeError, AttributeError) as e:
-                log.debug("sending run %s failed: %s", rid, e)  # the reader reports the worker's death
-            try:
+                try:
+                    z.send(req)
+                    await z.proc.stdin.drain()
+                except (ConnectionError, RuntimeError, AttributeError) as e:
+                    log.debug("sending run %s failed: %s", rid, e)  # the reader reports the worker's death
                 done, _ = await asyncio.wait({pend.future}, timeout=timeout + self.grace)
             except asyncio.CancelledError:
                 z.pending.pop(rid, None)
@@ -266,10 +273,15 @@ class WorkerClient:
     async def close(self) -> None:
         """Stop the worker and every run; leaves no processes behind."""
         self._closed = True
+        if self._starting is not None:
+            self._starting.kill_group()  # its start-up fails; the waiting run reports it
         z = self._zyg
         self._zyg = None
         if z is None:
             return
+        z.closing_status = "cancelled"
+        if z.death_reason is None:
+            z.death_reason = "the worker was closed"
         if not z.dead:
             try:
                 z.send({"op": "shutdown"})
@@ -280,7 +292,7 @@ class WorkerClient:
                 await asyncio.wait_for(z.proc.wait(), 3.0)
             except asyncio.TimeoutError:
                 pass
-        await self._kill(z, "the worker was closed", status="cancelled")
+        await self._kill(z, "the worker was closed")
 
     # -- internals --------------------------------------------------------------
 
@@ -308,6 +320,9 @@ class WorkerClient:
                 self.restarts += 1
                 log.info("restarting the gradcheck worker (restart #%d)", self.restarts)
             z = await self._spawn()
+            if self._closed:  # closed while starting
+                await self._kill(z, "the worker was closed")
+                raise WorkerStartError("the worker client is closed")
             self._zyg = z
             self._started_once = True
             return z
@@ -318,8 +333,8 @@ class WorkerClient:
             if not os.path.exists(python):
                 raise WorkerStartError("Python interpreter not found: %s" % python)
             return python
-        path = (self.env or os.environ).get("PATH")
-        found = shutil.which(python, path=path)
+        # a bare name is looked up on the worker's PATH (the inherited one when env is None)
+        found = shutil.which(python, path=self.env.get("PATH") if self.env is not None else None)
         if found is None:
             raise WorkerStartError("Python interpreter not found: %s" % python)
         return found
@@ -344,6 +359,7 @@ class WorkerClient:
         except OSError as e:
             raise WorkerStartError("cannot start %s: %s" % (python, e.strerror or e)) from None
         z = _Zygote(proc)
+        self._starting = z
         z.stderr_reader = asyncio.ensure_future(self._read_stderr(z))
         try:
             info = await asyncio.wait_for(self._await_ready(z, python, t0), self.startup_timeout)
@@ -357,6 +373,8 @@ class WorkerClient:
             z.kill_group()
             await self._reap(z)
             raise
+        finally:
+            self._starting = None
         z.info = info
         z.reader = asyncio.ensure_future(self._read_events(z))
         log.info("gradcheck worker ready: pid %d, torch %s, python %s (%.2f s)", info.pid, info.torch,
@@ -464,8 +482,7 @@ class WorkerClient:
 
     async def _on_death(self, z: _Zygote) -> None:
         """The worker's stdout closed: it died (or was killed). Fail its runs as crashes."""
-        if not z.dead:
-            z.dead = True
+        z.dead = True
         rc = await self._reap(z)
         reason = z.death_reason
         if reason is None:
@@ -510,11 +527,10 @@ class WorkerClient:
             z.kill_group()
             return await z.proc.wait()
 
-    async def _kill(self, z: _Zygote, reason: str, status: str = "crash") -> None:
+    async def _kill(self, z: _Zygote, reason: str) -> None:
         """Kill the worker's process group (and its runs' groups) and wait for the fallout."""
         if z.death_reason is None:
             z.death_reason = reason
-        z.closing_status = status
         z.dead = True
         z.kill_group()
         await self._reap(z)
