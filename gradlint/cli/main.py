@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules = commands.add_parser("rules", help="list all rules")
     rules.add_argument("--format", choices=["text", "json"], default="text")
+
+    lsp = commands.add_parser("lsp", help="run the language server (stdio)")
+    lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (for debugging)")
     return parser
 
 
@@ -83,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _rule(args.code)
         if args.command == "rules":
             return _rules(args.format)
+        if args.command == "lsp":
+            return _lsp(args.tcp)
     except (UsageError, ConfigError) as error:
         print(f"gradlint: error: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -219,6 +224,16 @@ def _print_diffs(reports: list[FileReport], exit_zero: bool) -> int:
         print(f"\nWould fix {fixes} problem{'s' if fixes != 1 else ''} in {changed} "
               f"file{'s' if changed != 1 else ''}.", file=sys.stderr)
     return EXIT_CLEAN if exit_zero or not changed else EXIT_FINDINGS
+
+
+# -- lsp --------------------------------------------------------------------------------
+def _lsp(tcp: str | None) -> int:
+    if tcp is not None and not tcp.rpartition(":")[2].isdigit():
+        raise UsageError(f"--tcp expects HOST:PORT, got `{tcp}`")
+    from ..server.server import start
+
+    start(tcp)
+    return EXIT_CLEAN
 
 
 # -- rule / rules -----------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""The gradlint language server (`gradlint lsp`)."""

@@ -1,0 +1,127 @@
+"""Linting documents for the server: per-workspace configuration, caching, scheduling.
+
+No LSP types here: the server converts what this returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..engine.config import Config, ConfigError, ConfigResolver
+from ..engine.files import conftest_sets_default_dtype
+from ..engine.linter import LintCache, LintOptions, lint_source
+from ..engine.fixes import fix_source
+from ..findings import Finding
+from .settings import Settings
+
+log = logging.getLogger("gradlint.server")
+
+
+@dataclass(frozen=True)
+class LintSnapshot:
+    uri: str
+    version: int | None
+    findings: tuple[Finding, ...]
+
+
+class ProjectConfigs:
+    """Configuration per workspace folder, re-read when pyproject.toml/conftest.py change."""
+
+    def __init__(self, on_error: Callable[[str], None]):
+        self._resolvers: dict[Path, ConfigResolver] = {}
+        self._conftest: dict[Path, bool] = {}
+        self._on_error = on_error
+        self._reported: set[str] = set()
+
+    def invalidate(self) -> None:
+        self._resolvers.clear()
+        self._conftest.clear()
+        self._reported.clear()
+
+    def config_for(self, path: Path | None, root: Path) -> Config:
+        resolver = self._resolvers.get(root)
+        if resolver is None:
+            resolver = self._resolvers[root] = ConfigResolver(root)
+        try:
+            return resolver.for_path(path if path is not None else root / "untitled.py")
+        except ConfigError as error:
+            message = str(error)
+            if message not in self._reported:
+                self._reported.add(message)
+                self._on_error(message)
+            return Config(root=root)
+
+    def default_dtype_unknown(self, path: Path | None, root: Path) -> bool:
+        if path is None:
+            return False
+        key = path.parent
+        if key not in self._conftest:
+            self._conftest[key] = conftest_sets_default_dtype(path, root)
+        return self._conftest[key]
+
+    def options(self, path: Path | None, root: Path, settings: Settings) -> LintOptions:
+        config = self.config_for(path, root)
+        options = config.options_for(path, list(settings.select) if settings.select else None,
+                                     settings.ignore,
+                                     dtype_unknown=self.default_dtype_unknown(path, root))
+        if settings.severity:
+            options = replace(options, severity={**options.severity, **settings.severity})
+        return options
+
+
+class Linter:
+    """Runs lints off the event loop, one at a time, sharing one incremental cache."""
+
+    def __init__(self) -> None:
+        self.cache = LintCache()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradlint-lint")
+
+    async def lint(self, text: str, path: str, options: LintOptions) -> list[Finding]:
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self._executor, lint_source, text, path, options, self.cache)
+        return result.findings
+
+    async def fix_all(self, text: str, path: str, options: LintOptions) -> str:
+        loop = asyncio.get_running_loop()
+        outcome = await loop.run_in_executor(
+            self._executor, lambda: fix_source(text, path, options, unsafe=False, cache=self.cache))
+        return outcome.text
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+class Debouncer:
+    """One timer per document: a change to one document never delays another."""
+
+    def __init__(self) -> None:
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+
+    def schedule(self, key: str, delay: float, callback: Callable[[], None]) -> None:
+        self.cancel(key)
+        loop = asyncio.get_running_loop()
+        if delay <= 0:
+            self._timers[key] = loop.call_soon(self._fire, key, callback)
+        else:
+            self._timers[key] = loop.call_later(delay, self._fire, key, callback)
+
+    def _fire(self, key: str, callback: Callable[[], None]) -> None:
+        self._timers.pop(key, None)
+        callback()
+
+    def cancel(self, key: str) -> None:
+        timer = self._timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+
+    def cancel_all(self) -> None:
+        for key in list(self._timers):
+            self.cancel(key)
+
+    def pending(self) -> Iterable[str]:
+        return list(self._timers)

@@ -1,0 +1,102 @@
+"""Test-side helpers for driving the real server through pytest-lsp."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from pathlib import Path
+from typing import Callable
+
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient, register_lsp_features
+
+SERVER = [sys.executable, "-m", "gradlint", "lsp"]
+_LINE = re.compile(r"\r\n|\r|\n")
+
+
+def make_client() -> LanguageClient:
+    """pytest-lsp's client, recording every publishDiagnostics with its version."""
+    client = LanguageClient(converter_factory=default_converter)
+    features = dict(DEFAULT_CLIENT_FEATURES)
+
+    def publish(client: LanguageClient, params: types.PublishDiagnosticsParams):
+        client.diagnostics[params.uri] = params.diagnostics
+        client.published.append(params)
+
+    def register_capability(client: LanguageClient, params: types.RegistrationParams):
+        client.registrations.extend(params.registrations)
+
+    def unregister_capability(client: LanguageClient, params: types.UnregistrationParams):
+        return None
+
+    def code_lens_refresh(client: LanguageClient, params: None):
+        client.code_lens_refreshes += 1
+
+    features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
+    features[types.CLIENT_REGISTER_CAPABILITY] = register_capability
+    features[types.CLIENT_UNREGISTER_CAPABILITY] = unregister_capability
+    features[types.WORKSPACE_CODE_LENS_REFRESH] = code_lens_refresh
+    register_lsp_features(client, features)
+    client.published = []  # type: ignore[attr-defined]
+    client.registrations = []  # type: ignore[attr-defined]
+    client.code_lens_refreshes = 0  # type: ignore[attr-defined]
+    return client
+
+
+async def wait_until(predicate: Callable[[], object], timeout: float = 15.0, what: str = "") -> object:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        await asyncio.sleep(0.02)
+
+
+def encoding_of(result: types.InitializeResult) -> str:
+    return result.capabilities.position_encoding or "utf-16"
+
+
+def _units(text: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(text.encode("utf-8"))
+    if encoding == "utf-32":
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
+def offset(text: str, position: types.Position, encoding: str) -> int:
+    starts = [0] + [m.end() for m in _LINE.finditer(text)]
+    if position.line >= len(starts):
+        return len(text)
+    start = starts[position.line]
+    end = starts[position.line + 1] if position.line + 1 < len(starts) else len(text)
+    line = text[start:end].rstrip("\r\n")
+    for index in range(len(line) + 1):
+        if _units(line[:index], encoding) >= position.character:
+            return start + index
+    return start + len(line)
+
+
+def apply_edits(text: str, edits, encoding: str) -> str:
+    spans = sorted(((offset(text, e.range.start, encoding), offset(text, e.range.end, encoding), e.new_text)
+                    for e in edits), reverse=True)
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def workspace_edit_texts(edit: types.WorkspaceEdit) -> dict[str, list[types.TextEdit]]:
+    result: dict[str, list[types.TextEdit]] = {}
+    for change in edit.document_changes or []:
+        result.setdefault(change.text_document.uri, []).extend(change.edits)
+    for uri, edits in (edit.changes or {}).items():
+        result.setdefault(uri, []).extend(edits)
+    return result
+
+
+def uri_of(path: Path) -> str:
+    return path.resolve().as_uri()
