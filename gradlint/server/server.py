@@ -95,6 +95,7 @@ class GradlintServer(LanguageServer):
         self.snapshots: dict[str, LintSnapshot] = {}
         self._lint_tasks: set[asyncio.Task] = set()
         self.runs = None  # the gradcheck feature (gradlint.server.gradcheck), attached below
+        self._configured: asyncio.Event | None = None  # set once client settings are known
 
     # -- helpers used by the features ------------------------------------------------
     def capability(self, *path: str) -> Any:
@@ -155,7 +156,22 @@ class GradlintServer(LanguageServer):
         self._lint_tasks.add(task)
         task.add_done_callback(self._lint_tasks.discard)
 
+    async def configured(self) -> None:
+        """Wait (briefly) until the client's settings have been fetched after `initialized`."""
+        if self._configured is None:
+            self._configured = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._configured.wait(), timeout=5)
+        except asyncio.TimeoutError:
+            self._configured.set()  # a client that never answers must not block linting
+
+    def mark_configured(self) -> None:
+        if self._configured is None:
+            self._configured = asyncio.Event()
+        self._configured.set()
+
     async def lint_document(self, document: Document) -> LintSnapshot:
+        await self.configured()
         previous = self.snapshots.get(document.uri)
         if previous is not None and previous.version == document.version and \
                 document.version is not None:
@@ -260,6 +276,7 @@ def initialize(ls: GradlintServer, params: types.InitializeParams) -> None:
 @server.feature(types.INITIALIZED)
 async def initialized(ls: GradlintServer, params: types.InitializedParams) -> None:
     await ls.refresh_configuration()
+    ls.mark_configured()
     if ls.capability("workspace", "did_change_watched_files", "dynamic_registration"):
         watchers = [types.FileSystemWatcher(glob_pattern=pattern)
                     for pattern in ("**/pyproject.toml", "**/conftest.py")]

@@ -291,3 +291,37 @@ async def test_documents_are_debounced_independently(session: Session):
             session.change(second, [types.TextEdit(types.Range(types.Position(6, 0), types.Position(6, 0)), "#")])
     assert await session.diagnostics(second, 0) == []
     await session.diagnostics(first, 1)
+
+
+async def test_multi_root_workspaces_use_each_folders_configuration(tmp_path):
+    from pytest_lsp import ClientServerConfig
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+    (second / "pyproject.toml").write_text('[tool.gradlint]\nignore = ["GL001"]\n')
+    config = ClientServerConfig(server_command=SERVER, client_factory=make_client)
+    client = await config.start()
+    try:
+        client.set_configuration({"docsUrl": "https://docs.example/gradlint/{code}"},
+                                 section="gradlint", scope_uri=uri_of(first))
+        await client.initialize_session(types.InitializeParams(
+            capabilities=client_capabilities("visual_studio_code"),
+            workspace_folders=[types.WorkspaceFolder(uri=uri_of(first), name="first"),
+                               types.WorkspaceFolder(uri=uri_of(second), name="second")],
+            initialization_options={"settings": {"debounce": 0}}))
+        uris = []
+        for folder in (first, second):
+            path = folder / "test_ops.py"
+            path.write_text(FLOAT32)
+            uris.append(uri_of(path))
+            client.text_document_did_open(types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uris[-1], language_id="python", version=1, text=FLOAT32)))
+        await wait_until(lambda: all(any(p.uri == u for p in client.published) for u in uris))
+        last = {p.uri: p for p in client.published}
+        [diagnostic] = last[uris[0]].diagnostics
+        assert diagnostic.code_description.href == "https://docs.example/gradlint/GL001"
+        assert list(last[uris[1]].diagnostics) == []
+        await client.shutdown_session()
+    finally:
+        await client.stop()
