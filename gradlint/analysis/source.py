@@ -174,9 +174,16 @@ def scan(text: str) -> ScannedSource:
         block_starts.append(index)
 
     # Blocks: [start of block k, start of block k+1). Leading comments/blank lines before
-    # the first statement belong to the first block.
+    # the first statement belong to the first block; comment lines at column 0 right above
+    # a statement belong to it (as libcst's leading_lines do): `# gradlint: inputs=...`.
     line_offsets = [m.end() for m in NEWLINE.finditer(text)]
     line_offsets.insert(0, 0)
+    for k in range(1, len(block_starts)):
+        start = block_starts[k]
+        while start - 1 > block_starts[k - 1] and starts[start - 1] >= 0 and \
+                text.startswith("#", line_offsets[start - 1]):
+            start -= 1
+        block_starts[k] = start
     blocks: list[Block] = []
     if not block_starts:
         return ScannedSource((Block(text, 1),), comments)

@@ -71,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     rules = commands.add_parser("rules", help="list all rules")
     rules.add_argument("--format", choices=["text", "json"], default="text")
 
+    from .run import add_parser as add_run_parser
+
+    add_run_parser(commands)
+
     lsp = commands.add_parser("lsp", help="run the language server (stdio)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (for debugging)")
     return parser
@@ -88,6 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _rules(args.format)
         if args.command == "lsp":
             return _lsp(args.tcp)
+        if args.command == "run":
+            from .run import run_command
+
+            return run_command(args)
     except (UsageError, ConfigError) as error:
         print(f"gradlint: error: {error}", file=sys.stderr)
         return EXIT_ERROR

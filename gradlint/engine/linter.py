@@ -17,7 +17,7 @@ from ..analysis import torch_api
 from ..analysis.block import BlockAnalysis
 from ..analysis.facts import Evaluator
 from ..analysis.scopes import ModuleContext, default_dtype_of
-from ..analysis.source import Block, scan
+from ..analysis.source import Block, ScannedSource, scan
 from ..findings import Edit, Finding, Fix, Range, Severity
 from ..rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR
 from ..rules.base import Report, Rule
@@ -61,25 +61,31 @@ class LintCache:
             self.findings.popitem(last=False)
 
 
-def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = None,
-                cache: LintCache | None = None) -> LintResult:
-    options = options or LintOptions()
-    if cache is None:
-        cache = LintCache()
-    if _nothing_to_find(text, options):
-        return LintResult([])
+@dataclass
+class ModuleView:
+    """A module split into parsed blocks, with the context every block's analysis shares."""
+
+    scanned: ScannedSource
+    parsed: list[tuple[Block, ParsedBlock]]  # every block, parsed or not
+    good: list[tuple[Block, ParsedBlock]]  # the blocks that parse
+    indexes: list[range]  # for each good block, its statements' positions in the module
+    context: ModuleContext
+    context_key: str  # changes when anything other blocks depend on changes
+    evaluator: Evaluator
+    gradcheck_aliases: list[str]
+    top_to_block: dict[int, int]  # id(top-level statement) -> position in `good`
+
+    def analysis(self, position: int) -> BlockAnalysis:
+        block, entry = self.good[position]
+        assert entry.module is not None
+        return BlockAnalysis(entry.module, block.text, self.context, self.indexes[position],
+                             self.evaluator, self.gradcheck_aliases)
+
+
+def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO) -> ModuleView:
     scanned = scan(text)
     parsed = _parse_blocks(scanned.blocks, cache.blocks, text)
-    findings: list[Finding] = []
-
     good = [(block, entry) for block, entry in parsed if entry.module is not None]
-    syntax_errors = 0
-    for block, entry in parsed:
-        if entry.error is not None:
-            syntax_errors += 1
-            if SYNTAX_ERROR.code in options.select:
-                findings.append(_syntax_finding(block, entry, options))
-
     statements: list[cst.BaseStatement] = []
     indexes: list[range] = []
     for _, entry in good:
@@ -87,46 +93,62 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
         indexes.append(range(len(statements), len(statements) + len(entry.module.body)))
         statements.extend(entry.module.body)
     context = ModuleContext(statements)
-    if options.default_dtype == AUTO:
+    if default_dtype == AUTO:
         context.default_dtype = default_dtype_of([(e.module, b.text) for b, e in good], context)
     else:
-        context.default_dtype = options.default_dtype
-    context_key = fingerprint((tuple(entry.summary for _, entry in good), context.default_dtype,
-                               options.key()))
-    rules = [RULES_BY_CODE[code]() for code in sorted(options.select)
-             if code in RULES_BY_CODE and RULES_BY_CODE[code] is not SYNTAX_ERROR]
-    gradcheck_aliases = _gradcheck_aliases(context)
-    evaluator = Evaluator(context)
+        context.default_dtype = default_dtype
+    context_key = fingerprint((tuple(entry.summary for _, entry in good), context.default_dtype))
     top_to_block = {id(stmt): position for position, (_, entry) in enumerate(good)
                     for stmt in entry.module.body}  # type: ignore[union-attr]
+    return ModuleView(scanned, parsed, good, indexes, context, context_key, Evaluator(context),
+                      _gradcheck_aliases(context), top_to_block)
 
-    for position, (block, entry) in enumerate(good):
+
+def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = None,
+                cache: LintCache | None = None) -> LintResult:
+    options = options or LintOptions()
+    if cache is None:
+        cache = LintCache()
+    if _nothing_to_find(text, options):
+        return LintResult([])
+    view = view_module(text, cache, options.default_dtype)
+    findings: list[Finding] = []
+    syntax_errors = 0
+    for block, entry in view.parsed:
+        if entry.error is not None:
+            syntax_errors += 1
+            if SYNTAX_ERROR.code in options.select:
+                findings.append(_syntax_finding(block, entry, options))
+
+    context_key = fingerprint((view.context_key, options.key()))
+    rules = [RULES_BY_CODE[code]() for code in sorted(options.select)
+             if code in RULES_BY_CODE and RULES_BY_CODE[code] is not SYNTAX_ERROR]
+    for position, (block, entry) in enumerate(view.good):
         key = (block.text, context_key)
         cached = cache.findings.get(key)
         if cached is not None:
             cache.findings.move_to_end(key)
             findings.extend(f.shifted(block.start_line - 1) for f in cached)
             continue
-        active = [rule for rule in rules if _may_fire(rule, block.text, gradcheck_aliases)]
+        active = [rule for rule in rules if _may_fire(rule, block.text, view.gradcheck_aliases)]
         if not active:
             cache.remember(key, [])
             continue
         cache.analysed_blocks += 1
-        assert entry.module is not None
-        analysis = BlockAnalysis(entry.module, block.text, context, indexes[position], evaluator,
-                                 gradcheck_aliases)
+        analysis = view.analysis(position)
         local: list[Finding] = []
         cacheable = True
         for rule in active:
             for report in rule.check(analysis):
-                finding, remote = _to_finding(rule, report, position, good, top_to_block, options)
+                finding, remote = _to_finding(rule, report, position, view.good, view.top_to_block,
+                                              options)
                 cacheable = cacheable and not remote
                 local.append(finding)
         if cacheable:
             cache.remember(key, local)
         findings.extend(f.shifted(block.start_line - 1) for f in local)
 
-    by_line, file_codes = parse_suppressions(scanned.comments)
+    by_line, file_codes = parse_suppressions(view.scanned.comments)
     kept = [f for f in findings if not is_suppressed(f, by_line, file_codes)]
     kept = [replace(f, path=path) for f in _dedupe(kept)]
     kept.sort(key=Finding.sort_key)

@@ -9,6 +9,7 @@ from .gl002_gradcheck_without_requires_grad import GradcheckWithoutRequiresGrad
 from .gl003_gradcheck_inputs_not_one_argument import GradcheckInputsNotOneArgument
 from .gl004_backward_gradient_count import BackwardGradientCount
 from .gl005_backward_uses_unsaved_tensor import BackwardUsesUnsavedTensor
+from .gl006_invalid_inputs_declaration import InvalidInputsDeclaration
 
 SYNTAX_ERROR = SyntaxError_
 
@@ -19,6 +20,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     GradcheckInputsNotOneArgument,
     BackwardGradientCount,
     BackwardUsesUnsavedTensor,
+    InvalidInputsDeclaration,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 RULES_BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}

@@ -92,6 +92,11 @@ class Linter:
             self._executor, lambda: fix_source(text, path, options, unsafe=False, cache=self.cache))
         return outcome.text
 
+    async def call(self, function, *args):
+        """Run ``function`` on the lint thread (it shares the cache, which is not thread-safe)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, function, *args)
+
     def shutdown(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
 

@@ -372,6 +372,8 @@ async def code_actions(ls: GradlintServer, params: types.CodeActionParams):
         action = await _fix_all(ls, document)
         if action is not None:
             actions.append(action)
+    if not only and ls.runs is not None:
+        actions.extend(await ls.runs.code_actions(document, params.range))
     return actions
 
 

@@ -6,7 +6,7 @@ import asyncio
 import re
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Union
 
 from lsprotocol import types
 from pygls.protocol import default_converter
@@ -16,9 +16,25 @@ SERVER = [sys.executable, "-m", "gradlint", "lsp"]
 _LINE = re.compile(r"\r\n|\r|\n")
 
 
+def _converter():
+    """lsprotocol's converter, with one fix: it structures *any* object with a `command`
+    key as a Command, so a CodeAction that carries a command would arrive as a broken
+    Command. Real editors check whether `command` is a string; so does this hook."""
+    converter = default_converter()
+    union = Union[types.Command, types.CodeAction]
+
+    def structure(obj, _):
+        if isinstance(obj.get("command"), str):
+            return converter.structure(obj, types.Command)
+        return converter.structure(obj, types.CodeAction)
+
+    converter.register_structure_hook(union, structure)
+    return converter
+
+
 def make_client() -> LanguageClient:
     """pytest-lsp's client, recording every publishDiagnostics with its version."""
-    client = LanguageClient(converter_factory=default_converter)
+    client = LanguageClient(converter_factory=_converter)
     features = dict(DEFAULT_CLIENT_FEATURES)
 
     def publish(client: LanguageClient, params: types.PublishDiagnosticsParams):

@@ -1,0 +1,221 @@
+"""`gradlint run`: prove gradients by running gradcheck in workers (the user's interpreter)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..analysis.source import SourceDecodeError, decode_source
+from ..engine.config import ConfigResolver
+from ..engine.files import UsageError, discover
+from ..engine.linter import LintCache
+from ..engine.runs import ResultCache, RunPlan, plan, runnable
+from ..engine.targets import Target, find_targets, symbol_target
+from ..runner import WorkerClient, WorkerStartError
+from ..runner.report import mark, render_text
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def add_parser(commands) -> None:
+    run = commands.add_parser("run", help="run gradcheck on Functions and gradcheck calls (executes code)")
+    run.add_argument("targets", nargs="*", metavar="PATH[::SYMBOL]",
+                     help="files, directories, or file::Symbol / file::LINE (default: .)")
+    run.add_argument("-j", "--jobs", type=int, default=2, metavar="N", help="parallel runs (default 2)")
+    run.add_argument("--format", choices=["text", "json"], default="text")
+    run.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                     help="per run (default 60)")
+    run.add_argument("--memory-limit", type=int, default=4096, metavar="MIB",
+                     help="address-space cap per run (default 4096)")
+    run.add_argument("--python", metavar="PATH", default=None,
+                     help="interpreter that runs the checks (default: the one running gradlint)")
+    run.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
+    run.add_argument("--exit-zero", action="store_true", help="exit 0 even when a check fails")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    cwd = Path.cwd()
+    resolver = ConfigResolver(cwd)
+    cache = LintCache()
+    plans: list[RunPlan] = []
+    named: set[str] = set()
+    limits = {"memory_bytes": max(256, args.memory_limit) * 2 ** 20}
+    for spec in args.targets or ["."]:
+        path_text, _, symbol = spec.partition("::")
+        path = Path(path_text)
+        if not path.exists():
+            raise UsageError(f"path does not exist: {path_text}")
+        if symbol:
+            target = _named_target(path, symbol, cache)
+            root = resolver.for_path(path).root
+            named_plan = plan(target, path, _read(path), root, cache=cache, limits=limits,
+                              display=f"{_relative(path, cwd)}::{symbol}")
+            plans.append(named_plan)
+            named.add(named_plan.display)
+            continue
+        for file in discover([path], resolver):
+            try:
+                text = _read(file)
+            except UsageError:
+                continue
+            root = resolver.for_path(file).root
+            for target in runnable(find_targets(text, cache)):
+                name = target.qualname if target.kind != "call_site" else f"line {target.line}"
+                plans.append(plan(target, file, text, root, cache=cache, limits=limits,
+                                  display=f"{_relative(file, cwd)}::{name}"))
+    plans = _dedupe(plans)
+    if not plans:
+        if args.format == "json":
+            print("[]")
+        else:
+            print("No gradcheck targets found (autograd Functions or gradcheck calls).")
+        return EXIT_CLEAN
+    python = args.python or sys.executable
+    results = asyncio.run(_run_all(plans, python, cwd, args))
+    if results is None:
+        return EXIT_ERROR
+    return _report(plans, results, named, args, cwd)
+
+
+def _read(path: Path) -> str:
+    try:
+        return decode_source(path.read_bytes())
+    except (OSError, SourceDecodeError) as error:
+        raise UsageError(f"cannot read {path}: {getattr(error, 'message', error)}") from None
+
+
+def _named_target(path: Path, symbol: str, cache: LintCache) -> Target:
+    if not path.is_file():
+        raise UsageError(f"`{path}::{symbol}` needs a file, not a directory")
+    text = _read(path)
+    if symbol.isdigit():
+        line = int(symbol)
+        for target in find_targets(text, cache):
+            if target.kind == "call_site" and target.line <= line <= target.end_line:
+                return target
+        raise UsageError(f"no gradcheck call at {path}:{line}")
+    target = symbol_target(text, symbol, cache)
+    if target is None:
+        raise UsageError(f"no autograd Function or module-level function `{symbol}` in {path}")
+    return target
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return path.resolve().relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _dedupe(plans: list[RunPlan]) -> list[RunPlan]:
+    """A Function checked through a call site and that call site itself are one run."""
+    seen: dict[str, RunPlan] = {}
+    for item in plans:
+        identity = json.dumps([item.request["module"]["path"], item.request["target"],
+                               item.request.get("inputs")], sort_keys=True)
+        if identity not in seen:
+            seen[identity] = item
+        elif item.target.kind != "call_site" and seen[identity].target.kind == "call_site":
+            seen[identity] = item  # prefer naming the Function
+    return list(seen.values())
+
+
+class _Progress:
+    def __init__(self, total: int, enabled: bool):
+        self.total = total
+        self.done = 0
+        self.enabled = enabled
+        self.current = ""
+
+    def update(self, text: str) -> None:
+        self.current = text
+        self.draw()
+
+    def finish_one(self) -> None:
+        self.done += 1
+        self.draw()
+
+    def draw(self) -> None:
+        if not self.enabled:
+            return
+        width = 24
+        filled = int(width * self.done / max(self.total, 1))
+        bar = "█" * filled + "·" * (width - filled)
+        sys.stderr.write(f"\r\x1b[2K{bar} {self.done}/{self.total} {self.current[:60]}")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()
+
+
+async def _run_all(plans: list[RunPlan], python: str, cwd: Path, args) -> list[dict] | None:
+    client = WorkerClient(python, str(cwd), max_parallel=max(1, args.jobs))
+    progress = _Progress(len(plans), sys.stderr.isatty() and args.format == "text")
+    try:
+        progress.update("starting the worker (importing torch)…")
+        try:
+            info = await client.start()
+        except WorkerStartError as error:
+            progress.close()
+            print(f"gradlint: error: {error.reason}", file=sys.stderr)
+            return None
+        environment = f"{info.executable}:{info.torch}"
+        results_cache = ResultCache(None if args.no_cache else cwd / ".gradlint_cache" / "runs")
+
+        async def one(item: RunPlan) -> dict:
+            cached = results_cache.get(item.key, environment)
+            if cached is not None:
+                cached = {**cached, "cached": True}
+                progress.finish_one()
+                return cached
+
+            def on_progress(message: str, percentage: int | None) -> None:
+                progress.update(f"{item.display}: {message}")
+
+            result = await client.run(item.request, timeout=args.timeout, on_progress=on_progress)
+            results_cache.put(item.key, environment, result)
+            progress.finish_one()
+            return result
+
+        return list(await asyncio.gather(*(one(item) for item in plans)))
+    finally:
+        progress.close()
+        await client.close()
+
+
+def _report(plans: list[RunPlan], results: list[dict], named: set[str], args, cwd: Path) -> int:
+    failed = passed = skipped = 0
+    for item, result in zip(plans, results):
+        status = result.get("status")
+        if status == "pass":
+            passed += 1
+        elif status == "no_inputs" and item.display not in named:
+            skipped += 1
+        else:
+            failed += 1
+    if args.format == "json":
+        print(json.dumps([{"target": item.display, "kind": item.target.kind,
+                           "inputs_source": item.inputs_source, "cached": bool(result.get("cached")),
+                           "result": result} for item, result in zip(plans, results)], indent=2))
+    else:
+        relative = lambda p: _relative(Path(p), cwd) if p else p  # noqa: E731
+        for item, result in zip(plans, results):
+            if result.get("status") == "pass":
+                took = result.get("timings", {}).get("total_s")
+                cached = " (cached)" if result.get("cached") else ""
+                print(f"{mark(result)} {item.display}{cached}"
+                      f"{f'  {took:.2f} s' if isinstance(took, (int, float)) else ''}")
+            else:
+                print(render_text(result, item.display, relative, item.inputs_source))
+        parts = [f"{passed} passed", f"{failed} failed"]
+        if skipped:
+            parts.append(f"{skipped} skipped (no inputs)")
+        print(f"\n{', '.join(parts)}.")
+    return EXIT_CLEAN if args.exit_zero or failed == 0 else EXIT_FINDINGS

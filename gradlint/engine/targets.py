@@ -1,0 +1,199 @@
+"""What "Run gradcheck" can run in a file: autograd Functions, functions passed to
+gradcheck, and existing gradcheck calls, with where they are and how to reach them.
+
+Found statically (libcst), per top-level block, cached like findings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Iterable
+
+import libcst as cst
+
+from ..analysis.autograd_functions import AutogradFunction
+from ..analysis.block import BlockAnalysis
+from ..analysis.declarations import declared_inputs
+from ..analysis.gradcheck_calls import GradcheckCall
+from ..analysis.names import BindingKind
+from ..analysis.scopes import Scope
+from .blocks import ParsedBlock
+from .linter import AUTO, LintCache, view_module
+
+@dataclass(frozen=True)
+class Target:
+    kind: str  # "function_class" | "callable" | "call_site"
+    name: str  # how to show it: "MyReLU", "my_fn", "gradcheck(MyReLU.apply, ...)"
+    line: int  # 1-based: the class/def name line, or the call's first line
+    end_line: int  # the last line of the class/def/call
+    column: int  # 0-based code-point column of the name (or of the call)
+    qualname: str | None = None  # importable dotted name (function_class/callable)
+    importable: bool = True  # defined at module level (or in module-level classes)
+    enclosing: str | None = None  # call_site: the function around the call ("Test.test_x")
+    variant: str | None = None  # call_site: "gradcheck" | "gradgradcheck"
+    refs: tuple[str, ...] = ()  # call_site: names its func refers to (`MyReLU` in MyReLU.apply)
+    declared_inputs: str | None = None  # the expression of `# gradlint: inputs=...`
+    declaration_line: int | None = None
+    backward_line: int | None = None  # function_class: `def backward`
+    forward_line: int | None = None
+
+    def shifted(self, lines: int) -> "Target":
+        def move(value: int | None) -> int | None:
+            return None if value is None else value + lines
+        return replace(self, line=self.line + lines, end_line=self.end_line + lines,
+                       declaration_line=move(self.declaration_line),
+                       backward_line=move(self.backward_line), forward_line=move(self.forward_line))
+
+    @property
+    def key(self) -> tuple:
+        """Identity across edits that do not touch it (for caches)."""
+        if self.kind == "call_site":
+            return (self.kind, self.enclosing, self.name, self.line)
+        return (self.kind, self.qualname)
+
+
+def find_targets(text: str, cache: LintCache | None = None, default_dtype: str | None = AUTO
+                 ) -> list[Target]:
+    cache = cache or LintCache()
+    if "torch" not in text:
+        return []
+    view = view_module(text, cache, default_dtype)
+    targets: list[Target] = []
+    store = cache.__dict__.setdefault("targets", {})
+    for position, (block, entry) in enumerate(view.good):
+        key = (block.text, view.context_key)
+        local = store.get(key)
+        if local is None:
+            local = list(_block_targets(view.analysis(position), entry))
+            store[key] = local
+            if len(store) > cache.capacity:
+                store.pop(next(iter(store)))
+        targets.extend(t.shifted(block.start_line - 1) for t in local)
+    return targets
+
+
+def _block_targets(analysis: BlockAnalysis, entry: ParsedBlock) -> Iterable[Target]:
+    for function in analysis.autograd_functions:
+        yield _function_target(function, entry)
+    for call in analysis.gradcheck_calls:
+        yield _call_target(analysis, call, entry)
+    # module-level functions with a declaration are targets of their own
+    for stmt in analysis.module.body:
+        if isinstance(stmt, cst.FunctionDef):
+            declared = _declaration(stmt, entry)
+            if declared is not None:
+                rng = entry.position(stmt.name)
+                end = entry.position(stmt).end.line
+                yield Target("callable", stmt.name.value, rng.start.line, end, rng.start.column,
+                             qualname=stmt.name.value, declared_inputs=declared[0],
+                             declaration_line=declared[1])
+
+
+def _function_target(function: AutogradFunction, entry: ParsedBlock) -> Target:
+    qualname, importable = _qualname(function.node.name.value, function.site.scope)
+    rng = entry.position(function.node.name)
+    declared = _declaration(function.node, entry)
+    backward = entry.position(function.backward.node.name).start.line \
+        if function.backward is not None and "backward" not in function.inherited \
+        and "vjp" not in function.inherited else None
+    forward = entry.position(function.forward.node.name).start.line \
+        if function.forward is not None and "forward" not in function.inherited else None
+    return Target("function_class", function.name, rng.start.line, entry.position(function.node).end.line,
+                  rng.start.column, qualname=qualname, importable=importable,
+                  declared_inputs=declared[0] if declared else None,
+                  declaration_line=declared[1] if declared else None,
+                  backward_line=backward, forward_line=forward)
+
+
+def _call_target(analysis: BlockAnalysis, call: GradcheckCall, entry: ParsedBlock) -> Target:
+    rng = entry.position(call.node)
+    refs: list[str] = []
+    func_text = "…"
+    if call.func is not None:
+        refs = sorted({n.value for n in _names(call.func.value)})
+        func_text = " ".join(analysis.code(call.func.value).split())
+        if len(func_text) > 40:
+            func_text = func_text[:39] + "…"
+    enclosing = _enclosing(call.site.scope)
+    return Target("call_site", f"{call.variant}({func_text}, …)", rng.start.line, rng.end.line,
+                  rng.start.column, enclosing=enclosing, variant=call.variant, refs=tuple(refs),
+                  importable=enclosing is None or "<locals>" not in enclosing)
+
+
+def _names(node: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.append(name)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            attribute.value.visit(self)
+            return False
+
+    node.visit(Visitor())
+    return found
+
+
+def _qualname(name: str, scope: Scope) -> tuple[str, bool]:
+    parts = [name]
+    importable = True
+    current: Scope | None = scope
+    while current is not None and current.kind != "module":
+        node = current.node
+        if current.kind == "class" and isinstance(node, cst.ClassDef):
+            parts.append(node.name.value)
+        elif isinstance(node, cst.FunctionDef):
+            parts.append(f"{node.name.value}.<locals>")
+            importable = False
+        current = current.parent
+    return ".".join(reversed(parts)), importable
+
+
+def _enclosing(scope: Scope) -> str | None:
+    if scope.kind == "module":
+        return None
+    parts = []
+    current: Scope | None = scope
+    while current is not None and current.kind != "module":
+        node = current.node
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            parts.append(node.name.value)
+        if current.kind == "function" and current.parent is not None and current.parent.kind == "function":
+            parts.append("<locals>")
+        current = current.parent
+    return ".".join(reversed(parts))
+
+
+def _declaration(node: cst.FunctionDef | cst.ClassDef, entry: ParsedBlock) -> tuple[str, int] | None:
+    """The `# gradlint: inputs=...` expression above a class or def, and its line."""
+    assert entry.module is not None
+    found = declared_inputs(node, entry.module)
+    if found is None:
+        return None
+    return found[0], entry.position(found[1]).start.line
+
+
+def symbol_target(text: str, symbol: str, cache: LintCache | None = None) -> Target | None:
+    """The target named ``symbol``: a Function class, or any module-level function."""
+    cache = cache or LintCache()
+    for target in find_targets(text, cache):
+        if target.kind == "function_class" and symbol in (target.qualname, target.name):
+            return target
+    view = view_module(text, cache)
+    bindings = view.context.scope.table.bindings.get(symbol, [])
+    if len(bindings) != 1 or bindings[0].kind is not BindingKind.DEF:
+        return None
+    node = bindings[0].node
+    for block, entry in view.good:
+        assert entry.module is not None
+        if any(stmt is node for stmt in entry.module.body):
+            assert isinstance(node, cst.FunctionDef)
+            rng = entry.position(node.name)
+            declared = _declaration(node, entry)
+            offset = block.start_line - 1
+            return Target("callable", symbol, rng.start.line + offset,
+                          entry.position(node).end.line + offset, rng.start.column,
+                          qualname=symbol, declared_inputs=declared[0] if declared else None,
+                          declaration_line=declared[1] + offset if declared else None)
+    return None

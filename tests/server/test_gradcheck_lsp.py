@@ -1,0 +1,201 @@
+"""Run gradcheck from the editor, end to end: code lens -> command -> progress ->
+diagnostics and report, through the real server and a real worker process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from lsp_helpers import SERVER, make_client, uri_of, wait_until
+
+OPS = textwrap.dedent("""\
+    import time
+
+    import torch
+
+
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * x  # wrong: d(x*x)/dx is 2x
+
+
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+
+    # gradlint: inputs=(torch.ones(2, dtype=torch.float64, requires_grad=True),)
+    class Forever(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            while True:
+                time.sleep(0.01)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+    """)
+
+
+def _capabilities() -> types.ClientCapabilities:
+    capabilities = client_capabilities("visual_studio_code")
+    capabilities.workspace.code_lens = types.CodeLensWorkspaceClientCapabilities(refresh_support=True)
+    return capabilities
+
+
+@pytest_lsp.fixture(params=[True, False], ids=["trusted", "untrusted"],
+                    config=ClientServerConfig(server_command=SERVER, client_factory=make_client))
+async def client(lsp_client: LanguageClient, request, tmp_path):
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / "ops.py").write_text(OPS)
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=_capabilities(), root_uri=uri_of(root),
+        workspace_folders=[types.WorkspaceFolder(uri=uri_of(root), name="workspace")],
+        initialization_options={"settings": {"debounce": 0, "runTimeout": 60},
+                                "workspaceTrusted": request.param}))
+    uri = uri_of(root / "ops.py")
+    lsp_client.text_document_did_open(types.DidOpenTextDocumentParams(
+        types.TextDocumentItem(uri=uri, language_id="python", version=1, text=OPS)))
+    lsp_client.uri = uri
+    lsp_client.trusted = request.param
+    lsp_client.root = root
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def _lenses(client: LanguageClient) -> dict[str, types.CodeLens]:
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(
+        types.TextDocumentIdentifier(client.uri)))
+    lines = OPS.splitlines()
+    return {lines[lens.range.start.line].split("(")[0].replace("class ", ""): lens for lens in lenses}
+
+
+async def test_code_lens_command_progress_diagnostics_and_report(client: LanguageClient):
+    lenses = await _lenses(client)
+    assert {name: lens.command.title for name, lens in lenses.items()} == {
+        "Square": "▶ gradcheck", "Double": "▶ gradcheck", "Forever": "▶ gradcheck"}
+    command = lenses["Square"].command
+    if not client.trusted:
+        with pytest.raises(JsonRpcException, match="trust the workspace"):
+            await client.workspace_execute_command_async(types.ExecuteCommandParams(
+                command=command.command, arguments=command.arguments))
+        assert any("trust the workspace" in m.message for m in client.messages)
+        return
+    reply = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=command.command, arguments=command.arguments))
+    result = reply["result"]
+    assert result["status"] == "fail" and result["verdict"] == "wrong_gradient"
+    assert reply["inputs_source"].startswith("synthesized")
+    # progress: begin ... end, on a token the client created
+    [token] = list(client.progress_reports)
+    kinds = [type(value).__name__ for value in client.progress_reports[token]]
+    assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
+    assert client.progress_reports[token][0].cancellable is True
+    # the failure is a diagnostic on backward's line
+    def run_diagnostics():
+        return [d for d in client.diagnostics.get(client.uri, []) if d.code == "gradcheck"]
+    [diagnostic] = await wait_until(run_diagnostics, what="gradcheck diagnostics")
+    assert diagnostic.range.start.line == OPS.splitlines().index("    def backward(ctx, grad):")
+    assert diagnostic.message.startswith("gradcheck Square: Jacobian mismatch: input x, output 0")
+    # the lens shows the outcome, the hover and the last report show the table
+    lenses = await _lenses(client)
+    assert lenses["Square"].command.title.startswith("✗ Jacobian mismatch: input x, output 0")
+    hover = await client.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(client.uri), diagnostic.range.start))
+    assert "| input element | output element | numerical | analytical |" in hover.contents.value
+    report = await client.protocol.send_request_async("gradlint/lastReport", {"uri": client.uri})
+    assert report.title == "gradcheck Square"
+    assert "| `x[0]` | `output 0[0]` |" in report.markdown
+
+
+async def test_passing_run_and_code_action(client: LanguageClient):
+    if not client.trusted:
+        pytest.skip("runs need trust")
+    line = OPS.splitlines().index("class Double(torch.autograd.Function):") + 3
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(client.uri),
+        types.Range(types.Position(line, 0), types.Position(line, 0)), types.CodeActionContext([])))
+    [run] = [a for a in actions if a.title.startswith("Run gradcheck")]
+    assert run.title == "Run gradcheck on `Double`"
+    reply = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=run.command.command, arguments=run.command.arguments))
+    assert reply["result"]["status"] == "pass"
+    lenses = await _lenses(client)
+    assert lenses["Double"].command.title.startswith("✓ gradcheck")
+
+
+async def test_cancel_keeps_the_server_responsive_and_leaves_no_orphans(client: LanguageClient):
+    if not client.trusted:
+        pytest.skip("runs need trust")
+    lenses = await _lenses(client)
+    command = lenses["Forever"].command
+    run = asyncio.ensure_future(client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=command.command, arguments=command.arguments)))
+    token = await wait_until(lambda: next(iter(client.progress_reports), None), what="progress")
+    # wait until the user's forward is running (and looping) in the worker
+    await wait_until(lambda: any(type(v).__name__ == "WorkDoneProgressReport" and
+                                 "importing" in (v.message or "") for v in client.progress_reports[token]),
+                     timeout=60, what="the run to start")
+    await asyncio.sleep(1.0)
+    # the server answers other requests while the run is in flight
+    started = time.perf_counter()
+    await client.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(client.uri), types.Position(0, 0)))
+    assert time.perf_counter() - started < 2
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    reply = await asyncio.wait_for(run, 30)
+    assert reply["result"]["status"] == "cancelled"
+    # a later run works
+    reply = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=lenses["Double"].command.command, arguments=lenses["Double"].command.arguments))
+    assert reply["result"]["status"] == "pass"
+    pids = _worker_pids()
+    assert pids, "the worker should be running"
+    await client.shutdown_session()
+    client.capabilities = None  # already shut down: the fixture must not do it again
+    await wait_until(lambda: not any(_alive(pid) for pid in pids), timeout=20, what="workers to exit")
+
+
+def _worker_pids() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(part.endswith(b"gradlint/worker.py") for part in command) and \
+                (entry / "status").read_text().find("PPid:\t%d" % os.getpid()) == -1:
+            pids.append(int(entry.name))
+    return pids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "status").read_text()
+    except OSError:
+        return False
+    return "State:\tZ" not in state
