@@ -1,0 +1,65 @@
+"""`gradlint run`, as a subprocess: real workers, real gradcheck."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).parent / "fixtures" / "run_project"
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    root = tmp_path / "project"
+    shutil.copytree(PROJECT, root)
+    return root
+
+
+def test_run_reports_each_target_and_fails_on_a_wrong_gradient(cli, project):
+    result = cli("run", "ops.py", "--format", "json", "--no-cache", cwd=project, timeout=300)
+    assert result.returncode == 1, result.stderr
+    runs = {item["target"]: item for item in json.loads(result.stdout)}
+    assert set(runs) == {"ops.py::Square", "ops.py::HalfSquare", "ops.py::MatMul"}
+    assert runs["ops.py::Square"]["result"]["status"] == "pass"
+    # Square's inputs come from the call in the project's tests
+    assert runs["ops.py::Square"]["inputs_source"] == "from the gradcheck call at tests/test_ops.py:8"
+    half = runs["ops.py::HalfSquare"]["result"]
+    assert (half["status"], half["verdict"]) == ("fail", "wrong_gradient")
+    assert half["location"]["line"] == 27
+    assert runs["ops.py::MatMul"]["inputs_source"] == "declared at line 32"
+    assert [i["promoted_from"] for i in runs["ops.py::MatMul"]["result"]["inputs"]] == ["float32", "float32"]
+
+
+def test_run_text_report_and_named_symbol(cli, project):
+    result = cli("run", "ops.py::HalfSquare", "--no-cache", cwd=project, timeout=300)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("✗ ops.py::HalfSquare: Jacobian mismatch: input x, output 0")
+    assert "    at ops.py:27 (HalfSquare.backward)" in lines
+    assert any(line.strip().startswith("worst elements") for line in lines)
+    assert lines[-1] == "0 passed, 1 failed."
+    ok = cli("run", "ops.py::Square", cwd=project, timeout=300)
+    assert ok.returncode == 0 and ok.stdout.startswith("✓ ops.py::Square")
+    cached = cli("run", "ops.py::Square", cwd=project, timeout=300)
+    assert "(cached)" in cached.stdout.splitlines()[0]
+
+
+def test_run_usage_errors(cli, project):
+    missing = cli("run", "nope.py", cwd=project)
+    assert missing.returncode == 2 and missing.stderr == "gradlint: error: path does not exist: nope.py\n"
+    unknown = cli("run", "ops.py::Cube", cwd=project)
+    assert unknown.returncode == 2
+    assert unknown.stderr == "gradlint: error: no autograd Function or module-level function `Cube` in ops.py\n"
+    bad_python = cli("run", "ops.py::Square", "--python", "/nonexistent/python", "--no-cache", cwd=project)
+    assert bad_python.returncode == 2
+    assert bad_python.stderr.startswith("gradlint: error: ") and len(bad_python.stderr.splitlines()) == 1
+
+
+def test_run_call_site_by_line(cli, project):
+    result = cli("run", "tests/test_ops.py::8", "--format", "json", "--no-cache", cwd=project, timeout=300)
+    assert result.returncode == 0, result.stdout
+    [item] = json.loads(result.stdout)
+    assert item["kind"] == "call_site" and item["result"]["status"] == "pass"
