@@ -1462,6 +1462,16 @@ class Job:
         self.result["inputs"] = infos
         if synth is not None:
             self.result["synthesis"] = synth
+        if source == "expression" and not any(_is_tensor(v) and v.requires_grad for v in base):
+            # declared inputs are values to check at; a declaration that leaves requires_grad
+            # out means "differentiate with respect to the floating-point tensors"
+            for i, v in enumerate(base):
+                if _is_tensor(v) and (v.is_floating_point() or v.is_complex()):
+                    v.requires_grad_(True)
+                    infos[i]["requires_grad"] = True
+            self.result["notes"].append(
+                "the declared inputs did not require grad: every floating-point tensor was made "
+                "to require grad for the check")
         base = tuple(base)
         in_names = [inf["name"] for inf in infos]
         grad_pos = [i for i, v in enumerate(base) if _is_tensor(v) and v.requires_grad]

@@ -30,7 +30,10 @@ def test_run_reports_each_target_and_fails_on_a_wrong_gradient(cli, project):
     assert (half["status"], half["verdict"]) == ("fail", "wrong_gradient")
     assert half["location"]["line"] == 27
     assert runs["ops.py::MatMul"]["inputs_source"] == "declared at line 32"
-    assert [i["promoted_from"] for i in runs["ops.py::MatMul"]["result"]["inputs"]] == ["float32", "float32"]
+    matmul = runs["ops.py::MatMul"]["result"]
+    assert matmul["status"] == "pass"
+    assert [i["promoted_from"] for i in matmul["inputs"]] == ["float32", "float32"]
+    assert [i["requires_grad"] for i in matmul["inputs"]] == [True, True]
 
 
 def test_run_text_report_and_named_symbol(cli, project):
