@@ -66,3 +66,57 @@ def test_run_call_site_by_line(cli, project):
     assert result.returncode == 0, result.stdout
     [item] = json.loads(result.stdout)
     assert item["kind"] == "call_site" and item["result"]["status"] == "pass"
+
+
+def test_ctrl_c_kills_the_runs_and_leaves_no_processes(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "loop.py").write_text(
+        "import time\nimport torch\n\n\n"
+        "# gradlint: inputs=(torch.ones(2),)\n"
+        "class Forever(torch.autograd.Function):\n"
+        "    @staticmethod\n    def forward(ctx, x):\n        while True:\n            time.sleep(0.01)\n\n"
+        "    @staticmethod\n    def backward(ctx, grad):\n        return grad\n")
+    gradlint = str(Path(sys.executable).parent / "gradlint")
+    process = subprocess.Popen([gradlint, "run", "loop.py", "--no-cache"], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    workers: list[int] = []
+    while time.monotonic() < deadline and len(workers) < 2:
+        time.sleep(0.2)
+        workers = _descendants(process.pid)  # the worker, then the run it forks
+    assert len(workers) >= 2, "the run never started"
+    time.sleep(1.0)  # let the run reach the loop
+    os.kill(process.pid, signal.SIGINT)
+    process.communicate(timeout=60)
+    assert process.returncode == 130
+    time.sleep(0.5)
+    assert [pid for pid in workers if _alive(pid)] == []
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, queue = [], [pid]
+    while queue:
+        for child in children.get(queue.pop(), []):
+            found.append(child)
+            queue.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return "State:\tZ" not in (Path("/proc") / str(pid) / "status").read_text()
+    except OSError:
+        return False
