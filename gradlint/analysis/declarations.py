@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-DECLARATION = re.compile(r"#\s*gradlint:\s*inputs\s*=\s*(?P<expr>.*?)\s*$")
+DECLARATION = re.compile(r"^#\s*gradlint:\s*inputs\s*=\s*(?P<expr>.*?)\s*$")
 
 
 def declaration_comments(node: cst.FunctionDef | cst.ClassDef, module: cst.Module

@@ -60,55 +60,38 @@ def _bind(call: cst.Call, variant: str) -> tuple:
     return func, inputs, grad_outputs, tuple(positional[limit:]), has_star
 
 
-class _CallCollector(cst.CSTVisitor):
-    """Calls in one statement's own expressions (nested bodies, lambdas and
+class StatementExpressions(cst.CSTVisitor):
+    """Nodes of some types in one statement's own expressions (nested bodies, lambdas and
     comprehensions, which have scopes of their own, are skipped)."""
 
-    def __init__(self, root: cst.CSTNode) -> None:
+    def __init__(self, root: cst.CSTNode, types: tuple[type, ...]) -> None:
         self.root = root
-        self.calls: list[cst.Call] = []
+        self.types = types
+        self.found: list[cst.CSTNode] = []
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
+    @classmethod
+    def of(cls, stmt: cst.BaseStatement, *types: type) -> list[cst.CSTNode]:
+        collector = cls(stmt, types)
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            for decorator in stmt.decorators:
+                decorator.visit(collector)
+        else:
+            stmt.visit(collector)  # compound statements: headers only (bodies are skipped)
+        return collector.found
 
-    def visit_If(self, node: cst.If) -> bool:
-        return node is self.root  # an `elif` is a statement of its own
-
-    def visit_Else(self, node: cst.Else) -> bool:
-        return False
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
-        return False
-
-    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_ListComp(self, node: cst.ListComp) -> bool:
-        return False
-
-    def visit_SetComp(self, node: cst.SetComp) -> bool:
-        return False
-
-    def visit_DictComp(self, node: cst.DictComp) -> bool:
-        return False
-
-    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
-        return False
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, self.types):
+            self.found.append(node)
+        if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite, cst.Lambda, cst.ListComp,
+                             cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Else)):
+            return False
+        if isinstance(node, cst.If) and node is not self.root:
+            return False  # an `elif` is a statement of its own
+        return True
 
 
 def calls_in_statement(stmt: cst.BaseStatement) -> list[cst.Call]:
-    collector = _CallCollector(stmt)
-    if isinstance(stmt, cst.SimpleStatementLine):
-        stmt.visit(collector)
-    elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-        for decorator in stmt.decorators:
-            decorator.visit(collector)
-    else:
-        stmt.visit(collector)  # headers only: bodies are skipped by the collector
-    return collector.calls
+    return StatementExpressions.of(stmt, cst.Call)  # type: ignore[return-value]
 
 
 _LOCAL_ALIAS = re.compile(r"gradcheck\s+as\b|=\s*[\w.]*gradcheck\b")

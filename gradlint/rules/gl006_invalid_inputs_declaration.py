@@ -80,6 +80,7 @@ class InvalidInputsDeclaration(Rule):
             """, why="one required parameter; defaults may be left out"),
         Valid("""
             import torch
+            x = 1  # a comment that mentions `# gradlint: inputs=...` is not a declaration
 
             # gradlint: inputs=make_inputs()
             def soft(x, w):
