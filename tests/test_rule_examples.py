@@ -82,3 +82,14 @@ def test_rule_docs_have_ruff_sections(rule):
 def test_codes_and_names_are_unique():
     assert len({r.code for r in ALL_RULES}) == len(ALL_RULES)
     assert len({r.name for r in ALL_RULES}) == len(ALL_RULES)
+
+
+def test_rules_reference_page_is_up_to_date(update_snapshots):
+    from pathlib import Path
+
+    from gradlint.rules.docs import rules_markdown
+
+    page = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
+    if update_snapshots:
+        page.write_text(rules_markdown())
+    assert page.read_text() == rules_markdown(), "regenerate: python -m gradlint.rules.docs > docs/rules.md"
