@@ -23,6 +23,9 @@ from .scopes import ModuleContext, Scope, Site, function_scope, walk_statements
 # Decorators that keep a method's signature: anything else makes gradlint stay silent.
 _TRANSPARENT_DECORATORS = frozenset({
     "staticmethod", "once_differentiable", "custom_fwd", "custom_bwd", "no_grad",
+    "autocast_custom_fwd", "autocast_custom_bwd", "amp_custom_fwd", "amp_custom_bwd",
+    "_custom_fwd", "_custom_bwd", "_custom_setup_context", "ensure_contiguous", "contiguous",
+    "input_guard", "disable", "unused", "ignore",
 })
 
 

@@ -246,6 +246,11 @@ class ScopeTable:
         for stmt in statements:
             bindings.extend(statement_bindings(stmt))
             stars.extend(_star_imports(stmt))
+        if params is not None:  # a function: `:=` targets are locals too
+            walrus = _WalrusTargets()
+            for stmt in statements:
+                stmt.visit(walrus)
+            bindings.extend(Binding(name, BindingKind.OTHER, node) for name, node in walrus.found)
         return ScopeTable(bindings, stars)
 
     def __contains__(self, name: str) -> bool:
@@ -272,6 +277,27 @@ class ScopeTable:
         if bindings and len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN:
             return bindings[0]
         return None
+
+
+class _WalrusTargets(cst.CSTVisitor):
+    """Names bound by `:=` in a function body (comprehensions included: their walrus
+    targets bind in the enclosing function), not in nested functions or classes."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, cst.NamedExpr]] = []
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        if isinstance(node.target, cst.Name):
+            self.found.append((node.target.value, node))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
 
 
 def _star_imports(stmt: cst.BaseStatement) -> Iterator[str]:

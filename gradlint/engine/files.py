@@ -97,21 +97,23 @@ def file_error(display: str, message: str, line: int = 1, column: int = 0) -> Fi
 
 
 def conftest_sets_default_dtype(path: Path, root: Path) -> bool:
-    """Does a ``conftest.py`` between the file and the project root change the default
-    dtype? Then gradlint cannot know it for tests (it may be float64)."""
+    """Does a ``conftest.py`` (or a package ``__init__.py``) between the file and the
+    project root change the default dtype? Then gradlint cannot know it for the code
+    there (it may be float64)."""
     try:
         directory = path.resolve().parent
         stop = root.resolve()
     except OSError:
         return False
     for candidate in (directory, *directory.parents):
-        conftest = candidate / "conftest.py"
-        if conftest.is_file():
-            try:
-                if _SET_DEFAULT.search(conftest.read_bytes()):
-                    return True
-            except OSError:
-                pass
+        for name in ("conftest.py", "__init__.py"):
+            setup = candidate / name
+            if setup.is_file() and setup != path.resolve():
+                try:
+                    if _SET_DEFAULT.search(setup.read_bytes()):
+                        return True
+                except OSError:
+                    pass
         if candidate == stop:
             break
     return False

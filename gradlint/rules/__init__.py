@@ -11,6 +11,7 @@ from .gl004_backward_gradient_count import BackwardGradientCount
 from .gl005_backward_uses_unsaved_tensor import BackwardUsesUnsavedTensor
 from .gl006_invalid_inputs_declaration import InvalidInputsDeclaration
 from .gl007_gradcheck_is_not_a_module import GradcheckIsNotAModule
+from .gl008_backward_gradient_order import BackwardGradientOrder
 
 SYNTAX_ERROR = SyntaxError_
 
@@ -23,6 +24,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     BackwardUsesUnsavedTensor,
     InvalidInputsDeclaration,
     GradcheckIsNotAModule,
+    BackwardGradientOrder,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 RULES_BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}

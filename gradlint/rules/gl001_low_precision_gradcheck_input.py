@@ -120,6 +120,16 @@ class LowPrecisionGradcheckInput(Rule):
             """, why="the default dtype is set where gradlint cannot follow it"),
         Valid("""
             import torch
+            from torch.autograd import gradcheck
+            from tests.base import DoubleTestCase
+
+            class TestSin(DoubleTestCase):
+                def test_sin(self):
+                    x = torch.randn(3, requires_grad=True)
+                    self.assertTrue(gradcheck(torch.sin, (x,)))
+            """, why="a base class elsewhere may set the default dtype in setUp"),
+        Valid("""
+            import torch
             x = torch.randn(3, requires_grad=True)
             if fast:
                 x = x.double()
@@ -137,6 +147,34 @@ class LowPrecisionGradcheckInput(Rule):
             """, why="not torch"),
     ]
     INVALID = [
+        Invalid(
+            """
+            import unittest
+            import torch
+
+            class Base(unittest.TestCase):
+                pass
+
+            class TestSin(Base):
+                def test_sin(self):
+                    x = torch.randn(3, requires_grad=True)
+                    self.assertTrue(torch.autograd.gradcheck(torch.sin, (x,)))
+            """,
+            message="gradcheck input `x` is float32 (torch's default dtype); finite differences need float64",
+            fixed="""
+            import unittest
+            import torch
+
+            class Base(unittest.TestCase):
+                pass
+
+            class TestSin(Base):
+                def test_sin(self):
+                    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                    self.assertTrue(torch.autograd.gradcheck(torch.sin, (x,)))
+            """,
+            applicability="safe",
+        ),
         Invalid(
             """
             import torch
@@ -280,6 +318,8 @@ class LowPrecisionGradcheckInput(Rule):
                     continue
                 if fact.dtype not in torch_api.LOW_PRECISION:
                     continue
+                if fact.default_dtype and _inherits_unknown_base(block, call.site.scope):
+                    continue  # a base TestCase elsewhere may set the default dtype in setUp
                 yield self._report(block, call, element, fact)
 
     def _report(self, block: BlockAnalysis, call: GradcheckCall, element: InputElement,
@@ -295,6 +335,49 @@ class LowPrecisionGradcheckInput(Rule):
             fix = _fix(block, call, element, fact, fact.dtype_origin,
                        _edits.short_label(element.expr, element.index))
         return Report(node, message, call.site, fix)
+
+
+_KNOWN_BASES = frozenset({"unittest.TestCase", "unittest.case.TestCase",
+                          "unittest.IsolatedAsyncioTestCase", "builtins.object"})
+
+
+def _inherits_unknown_base(block: BlockAnalysis, scope, seen: frozenset = frozenset()) -> bool:
+    """Is the code inside a class deriving from a class gradlint cannot see?"""
+    from ..analysis.names import BindingKind
+
+    while scope is not None:
+        node = scope.node
+        if scope.kind == "class" and isinstance(node, cst.ClassDef) and id(node) not in seen:
+            for arg in node.bases:
+                if arg.keyword is not None or arg.star:
+                    continue
+                if isinstance(arg.value, cst.Name) and arg.value.value == "object":
+                    continue
+                if block.context.qualified(arg.value, scope.parent) in _KNOWN_BASES:
+                    continue
+                if isinstance(arg.value, cst.Name):
+                    owner = scope.parent.binding_scope(arg.value.value) if scope.parent else None
+                    bindings = owner.table.bindings.get(arg.value.value, []) if owner else []
+                    if len(bindings) == 1 and bindings[0].kind is BindingKind.CLASS:
+                        from ..analysis.scopes import class_scope
+
+                        base = bindings[0].node
+                        assert isinstance(base, cst.ClassDef)
+                        base_scope = class_scope(base, owner, None) if owner.kind != "module" else \
+                            _module_class_scope(block, base)
+                        if not _inherits_unknown_base(block, base_scope, seen | {id(node)}):
+                            continue
+                return True
+        scope = scope.parent
+    return False
+
+
+def _module_class_scope(block: BlockAnalysis, node: cst.ClassDef):
+    from ..analysis.names import ScopeTable, body_statements
+    from ..analysis.scopes import Scope
+
+    statements = body_statements(node.body)
+    return Scope("class", node, ScopeTable.of_statements(statements), block.context.scope, statements)
 
 
 def _step_chosen_for_low_precision(call: GradcheckCall) -> bool:

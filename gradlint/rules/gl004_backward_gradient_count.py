@@ -190,6 +190,31 @@ class BackwardGradientCount(Rule):
             """),
         Valid("""
             import torch
+            class Guarded(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, a, b):
+                    return a * b
+
+                @staticmethod
+                @custom_bwd
+                def backward(ctx, grad):
+                    if not any(ctx.needs_input_grad):
+                        return None
+                    return grad, grad
+            """, why="backward only runs when some input needs grad"),
+        Valid("""
+            import torch
+            class Padded(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, w, a, b):
+                    return x * w
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return (grad, grad) + (None,) * 2
+            """),
+        Valid("""
+            import torch
             class Split(torch.autograd.Function):
                 @staticmethod
                 def forward(ctx, x, y):
@@ -201,6 +226,68 @@ class BackwardGradientCount(Rule):
             """, why="chunk returns a tuple"),
     ]
     INVALID = [
+        Invalid(
+            """
+            import torch
+            class Weighted(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, w, a, b, c):
+                    ctx.save_for_backward(x, w)
+                    return x * w
+
+                @staticmethod
+                def backward(ctx, g):
+                    x, w = ctx.saved_tensors
+                    return (g * w, g * x) + (None,) * 2
+            """,
+            message="backward returns 4 gradients but forward takes 5 inputs (`x`, `w`, `a`, "
+                    "`b`, `c`); torch raises RuntimeError when backward runs",
+            fixed="""
+            import torch
+            class Weighted(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, w, a, b, c):
+                    ctx.save_for_backward(x, w)
+                    return x * w
+
+                @staticmethod
+                def backward(ctx, g):
+                    x, w = ctx.saved_tensors
+                    return (g * w, g * x) + (None,) * 2 + (None,)
+            """,
+            applicability="unsafe",
+        ),
+        Invalid(
+            """
+            import torch
+            class Mul(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, y):
+                    ctx.save_for_backward(x, y)
+                    return x * y
+
+                @staticmethod
+                def backward(ctx, g):
+                    x, y = ctx.saved_tensors
+                    return [g * y, g * x]
+            """,
+            message="backward returns a list, which torch takes as one value (RuntimeError); "
+                    "return a tuple with one gradient per input (`x`, `y`)",
+            fixed="""
+            import torch
+            class Mul(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, y):
+                    ctx.save_for_backward(x, y)
+                    return x * y
+
+                @staticmethod
+                def backward(ctx, g):
+                    x, y = ctx.saved_tensors
+                    return (g * y, g * x)
+            """,
+            applicability="safe",
+        ),
         Invalid(
             """
             import torch
@@ -366,15 +453,16 @@ class BackwardGradientCount(Rule):
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
         for function in block.autograd_functions:
+            # (decorators on backward cannot change how many values its returns give)
             if function.backward is None or "backward" in function.inherited or \
-                    "vjp" in function.inherited or not function.backward.transparent:
+                    "vjp" in function.inherited:
                 continue
             signature = function.forward_inputs()
             if signature is None:
                 continue
             params, required = signature
             total = len(params)
-            for returned in _returns(function.backward):
+            for returned in backward_returns(function.backward):
                 report = _check_return(block, function, returned, params, required, total)
                 if report is not None:
                     yield report
@@ -392,6 +480,18 @@ def _check_return(block: BlockAnalysis, function: AutogradFunction, returned: _R
                   params: Sequence[cst.Param], required: int, total: int) -> Report | None:
     count = returned.count
     inputs = f"({_names(params)})" if params else ""
+    value = returned.node.value
+    if isinstance(value, cst.List):
+        message = (f"backward returns a list, which torch takes as one value (RuntimeError); "
+                   f"return a tuple with one gradient per input {inputs}").rstrip()
+        elements = [cst.Element(e.value) for e in value.elements]
+        new = cst.Tuple(elements, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) \
+            if len(elements) != 1 else cst.Tuple(elements)
+        fix = None
+        if not any(isinstance(e, cst.StarredElement) for e in value.elements):
+            fix = FixProposal("Return a tuple", Applicability.SAFE,
+                              (Replacement(value, block.code(new), returned.site),))
+        return Report(returned.node, message, returned.site, fix)
     if count < required:
         at_least = "at least " if required < total else ""
         message = (f"backward returns {_plural(count, 'gradient')} but forward takes "
@@ -423,6 +523,13 @@ def _append_nones(block: BlockAnalysis, returned: _Returned, params: Sequence[cs
     missing = params[returned.count: required]
     safe = all(p.default is not None and _literal(p.default) for p in missing)
     nones = [cst.Element(cst.Name("None")) for _ in missing]
+    if isinstance(value, cst.BinaryOperation) and _tuple_arithmetic(value) is not None:
+        # `(a, b) + (None,) * 2`: add one more tuple
+        extra = ", ".join("None" for _ in missing) + ("," if len(missing) == 1 else "")
+        title = "Return None for " + ", ".join(f"`{p.name.value}`" for p in missing)
+        applicability = Applicability.SAFE if safe else Applicability.UNSAFE
+        return FixProposal(title, applicability, (Replacement(
+            value, f"{block.code(value)} + ({extra})", returned.site),))
     if isinstance(value, cst.Tuple):
         elements = list(value.elements)
         last = elements[-1]
@@ -484,7 +591,8 @@ class _Returns(cst.CSTVisitor):
         return False
 
 
-def _returns(method: Method) -> Iterator[_Returned]:
+def backward_returns(method: Method) -> Iterator[_Returned]:
+    """Every `return` of a backward with how many values it gives (when known)."""
     visitor = _Returns()
     for stmt in method.scope.statements:
         stmt.visit(visitor)
@@ -492,10 +600,36 @@ def _returns(method: Method) -> Iterator[_Returned]:
         site = _return_site(method, node)
         if site is None:
             continue
+        if _is_none_return(node) and _guarded_by_needs_input_grad(site):
+            continue  # `if not any(ctx.needs_input_grad): return None` never runs
         counted = _count(node.value, method, site)
         if counted is not None:
             count, values = counted
             yield _Returned(count, values, node, site)
+
+
+def _is_none_return(node: cst.Return) -> bool:
+    return node.value is None or (isinstance(node.value, cst.Name) and node.value.value == "None")
+
+
+def _guarded_by_needs_input_grad(site: Site) -> bool:
+    for frame in site.frames:
+        owner = frame.owner
+        if isinstance(owner, cst.If) and _mentions_needs_input_grad(owner.test):
+            return True
+    return False
+
+
+def _mentions_needs_input_grad(node: cst.CSTNode) -> bool:
+    found = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+            if attribute.attr.value == "needs_input_grad":
+                found.append(attribute)
+
+    node.visit(Visitor())
+    return bool(found)
 
 
 def _return_site(method: Method, node: cst.Return) -> Site | None:
@@ -525,6 +659,12 @@ def _count(value: cst.BaseExpression | None, method: Method, site: Site
         if any(isinstance(e, cst.StarredElement) for e in value.elements):
             return None
         return len(value.elements), tuple(e.value for e in value.elements)
+    if isinstance(value, cst.List):
+        return 1, (value,)  # torch takes a list as one value
+    if isinstance(value, cst.BinaryOperation):
+        counted = _tuple_arithmetic(value)
+        if counted is not None:
+            return counted
     if isinstance(value, cst.IfExp):
         body = _count(value.body, method, site)
         orelse = _count(value.orelse, method, site)
@@ -540,6 +680,32 @@ def _count(value: cst.BaseExpression | None, method: Method, site: Site
         return counted
     if _single_tensor(value):
         return 1, (value,)
+    return None
+
+
+def _tuple_arithmetic(value: cst.BinaryOperation) -> tuple[int, tuple | None] | None:
+    """`(a, b) + (None,) * 2`: tuples concatenated and repeated by literal counts."""
+    if isinstance(value.operator, cst.Add):
+        left, right = _literal_tuple(value.left), _literal_tuple(value.right)
+        if left is None or right is None:
+            return None
+        return len(left) + len(right), left + right
+    if isinstance(value.operator, cst.Multiply):
+        for items, times in ((value.left, value.right), (value.right, value.left)):
+            elements = _literal_tuple(items)
+            if elements is not None and isinstance(times, cst.Integer):
+                repeat = int(times.value)
+                return len(elements) * repeat, elements * repeat
+    return None
+
+
+def _literal_tuple(node: cst.BaseExpression) -> tuple[cst.BaseExpression, ...] | None:
+    if isinstance(node, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+        return tuple(e.value for e in node.elements)
+    if isinstance(node, cst.BinaryOperation):
+        counted = _tuple_arithmetic(node)
+        if counted is not None and counted[1] is not None:
+            return counted[1]
     return None
 
 

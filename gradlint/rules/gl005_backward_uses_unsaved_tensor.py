@@ -181,6 +181,32 @@ class BackwardUsesUnsavedTensor(Rule):
             """, why="comprehension variables are local to backward"),
         Valid("""
             import torch
+            class Walrus(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.save_for_backward(x)
+                    return x * x
+
+                @staticmethod
+                def backward(ctx, g):
+                    if (x := ctx.saved_tensors[0]) is not None:
+                        return 2 * x * g
+            """, why="a walrus binds in backward"),
+        Valid("""
+            import torch
+            class Cached(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    global cache
+                    cache = x.detach()
+                    return x * 1
+
+                @staticmethod
+                def backward(ctx, g):
+                    return g * cache.sign().abs()
+            """, why="`global cache`: a module-level name, set by forward"),
+        Valid("""
+            import torch
             class TwoSaves(torch.autograd.Function):
                 @staticmethod
                 def forward(ctx, x, y, flag):
@@ -407,6 +433,9 @@ def _foreign_names(block: BlockAnalysis, function: AutogradFunction,
         owner = next((m for m in sources if name in m.scope.table and name != m.context_name), None)
         if owner is None:
             continue
+        if any(isinstance(b.node, (cst.Global, cst.Nonlocal))
+               for b in owner.scope.table.bindings[name]):
+            continue  # `global x` in forward: x lives outside, backward can read it
         if outside is not None and outside.binding_scope(name) is not None:
             continue  # a global or a closure variable: visible in backward too
         builtin = name in _BUILTINS
