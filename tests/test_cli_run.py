@@ -50,6 +50,15 @@ def test_run_text_report_and_named_symbol(cli, project):
     assert "(cached)" in cached.stdout.splitlines()[0]
 
 
+def test_check_options(cli, project):
+    loose = cli("run", "ops.py::HalfSquare", "-o", "atol=2", "-o", "rtol=1", "--format", "json",
+                "--no-cache", cwd=project, timeout=300)
+    [item] = json.loads(loose.stdout)
+    assert item["result"]["status"] == "pass" and item["result"]["options"]["atol"] == 2
+    bad = cli("run", "ops.py::HalfSquare", "-o", "bogus=1", cwd=project)
+    assert bad.returncode == 2 and bad.stderr.startswith("gradlint: error: unknown check option `bogus=1`")
+
+
 def test_run_usage_errors(cli, project):
     missing = cli("run", "nope.py", cwd=project)
     assert missing.returncode == 2 and missing.stderr == "gradlint: error: path does not exist: nope.py\n"

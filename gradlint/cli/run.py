@@ -35,6 +35,10 @@ def add_parser(commands) -> None:
     run.add_argument("--python", metavar="PATH", default=None,
                      help="interpreter that runs the checks (default: the one running gradlint)")
     run.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
+    run.add_argument("-o", "--option", action="append", default=[], metavar="NAME=VALUE",
+                     help="a check option, e.g. eps=1e-4, atol=1e-3, check_batched_grad=true, "
+                          "gradgradcheck=false, fast_mode=false (repeatable; see "
+                          "docs/run-result-schema.md)")
     run.add_argument("--exit-zero", action="store_true", help="exit 0 even when a check fails")
 
 
@@ -45,6 +49,7 @@ def run_command(args: argparse.Namespace) -> int:
     plans: list[RunPlan] = []
     named: set[str] = set()
     limits = {"memory_bytes": max(256, args.memory_limit) * 2 ** 20}
+    options = parse_options(args.option)
     for spec in args.targets or ["."]:
         path_text, _, symbol = spec.partition("::")
         path = Path(path_text)
@@ -54,7 +59,7 @@ def run_command(args: argparse.Namespace) -> int:
             target = _named_target(path, symbol, cache)
             root = resolver.for_path(path).root
             named_plan = plan(target, path, _read(path), root, cache=cache, limits=limits,
-                              display=f"{_relative(path, cwd)}::{symbol}")
+                              options=options, display=f"{_relative(path, cwd)}::{symbol}")
             plans.append(named_plan)
             named.add(named_plan.display)
             continue
@@ -67,7 +72,7 @@ def run_command(args: argparse.Namespace) -> int:
             for target in runnable(find_targets(text, cache)):
                 name = target.qualname if target.kind != "call_site" else f"line {target.line}"
                 plans.append(plan(target, file, text, root, cache=cache, limits=limits,
-                                  display=f"{_relative(file, cwd)}::{name}"))
+                                  options=options, display=f"{_relative(file, cwd)}::{name}"))
     plans = _dedupe(plans)
     if not plans:
         if args.format == "json":
@@ -80,6 +85,27 @@ def run_command(args: argparse.Namespace) -> int:
     if results is None:
         return EXIT_ERROR
     return _report(plans, results, named, args, cwd)
+
+
+OPTIONS = ("eps", "atol", "rtol", "nondet_tol", "check_undefined_grad", "check_grad_dtypes",
+           "check_batched_grad", "fast_mode", "gradgradcheck", "check_forward_ad",
+           "check_input_mutation", "check_random", "check_nondeterminism", "check_low_precision",
+           "promote", "seed", "worst_k", "num_threads")
+
+
+def parse_options(items: list[str]) -> dict[str, Any]:
+    """`name=value` pairs; values are JSON (numbers, true/false, "auto") or bare strings."""
+    options: dict[str, Any] = {}
+    for item in items:
+        name, sep, raw = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in OPTIONS:
+            raise UsageError(f"unknown check option `{item}` (one of: {', '.join(OPTIONS)})")
+        try:
+            options[name] = json.loads(raw)
+        except ValueError:
+            options[name] = raw.strip()
+    return options
 
 
 def _read(path: Path) -> str:

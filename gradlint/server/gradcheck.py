@@ -95,7 +95,7 @@ class GradcheckRuns:
         limits = {"memory_bytes": int(settings.run_memory_limit_mb) * 2 ** 20}
         name = target.qualname if target.kind != "call_site" else target.name
         return plan(target, path, document.text, root, cache=self.ls.linter.cache, limits=limits,
-                    display=name)
+                    options=dict(settings.run_options) or None, display=name)
 
     async def code_lenses(self, document: Document) -> list[types.CodeLens]:
         if not self.ls.settings_for(document.uri).code_lens or self.ls.path_of(document.uri) is None:

@@ -28,6 +28,7 @@ class Settings:
     run_on_save: bool = False
     interpreter: str | None = None  # the Python that runs gradcheck workers
     docs_url: str | None = None  # e.g. "https://example.org/rules/{code}" for codeDescription
+    run_options: Mapping[str, Any] = field(default_factory=dict)  # eps, atol, ... for runs
 
 
 def _flatten(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -99,6 +100,8 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
     for key, attr in (("codeLens", "code_lens"), ("runOnSave", "run_on_save")):
         if key in values and values[key] is not None:
             changes[attr] = bool(values[key])
+    if isinstance(values.get("runOptions"), Mapping):
+        changes["run_options"] = dict(values["runOptions"])
     for key, attr in (("interpreter", "interpreter"), ("docsUrl", "docs_url")):
         value = values.get(key)
         if isinstance(value, list):
