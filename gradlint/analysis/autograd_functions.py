@@ -84,6 +84,9 @@ class AutogradFunction:
         if self.forward.has_star_args:
             return None
         params = self.forward.params
+        names = [p.name.value for p in params]
+        if (names and names[0] == "cls") or "ctx" in names[1:]:
+            return None  # `forward(cls, ctx, ...)`: a helper subclasses call, not the real forward
         if self.style == "ctx":
             if not params:
                 return None

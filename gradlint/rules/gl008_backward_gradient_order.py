@@ -76,6 +76,19 @@ class BackwardGradientOrder(Rule):
             """),
         Valid("""
             import torch
+            class Base(torch.autograd.Function):
+                @staticmethod
+                def forward(cls, ctx, _input, weight, bias=None):
+                    ctx.save_for_backward(_input, weight)
+                    return _input @ weight.t()
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    grad_input, grad_weight = ctx.saved_tensors
+                    return grad_input, grad_weight, None
+            """, why="forward(cls, ctx, ...) is a helper that subclasses call, not a forward"),
+        Valid("""
+            import torch
             class Stitch(torch.autograd.Function):
                 @staticmethod
                 def forward(ctx, x1, out):
