@@ -15,7 +15,7 @@ from typing import Sequence, Union
 import libcst as cst
 
 from . import torch_api
-from .names import BindingKind, compound_bodies, statement_bindings, target_names
+from .names import compound_bodies, statement_bindings, target_names
 from .scopes import Frame, ModuleContext, Scope, Site, find_site
 
 
@@ -675,7 +675,3 @@ def _calls_receiving(small: cst.BaseSmallStatement, name: str) -> list[cst.Call]
     visitor = _ReceivingCalls(name)
     small.visit(visitor)
     return visitor.calls
-
-
-def binding_kinds(scope: Scope, name: str) -> set[BindingKind]:
-    return {b.kind for b in scope.table.bindings.get(name, ())}

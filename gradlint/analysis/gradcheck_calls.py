@@ -11,7 +11,7 @@ import libcst as cst
 from . import torch_api
 from .facts import Evaluator, Fact, SequenceFact
 from .source import code_only
-from .scopes import ModuleContext, Site, walk_statements, Scope
+from .scopes import ModuleContext, Site, walk_statements
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,3 @@ def input_elements(call: GradcheckCall, evaluator: Evaluator) -> list[InputEleme
         return [InputElement(element.value, element_fact, inline, index)
                 for index, (element, element_fact) in enumerate(zip(fact.node.elements, fact.elements))]
     return [InputElement(expr, fact, True, 0)]
-
-
-def scope_of_call(call: GradcheckCall) -> Scope:
-    return call.site.scope

@@ -9,7 +9,7 @@ from typing import Iterator, Sequence
 import libcst as cst
 
 from . import torch_api
-from .names import BindingKind, ScopeTable, body_statements, compound_bodies, dotted_name
+from .names import BindingKind, ScopeTable, body_statements, compound_bodies
 
 
 class Scope:
@@ -247,7 +247,3 @@ def _dtype_argument(call: cst.Call, context: ModuleContext) -> str | None:
     if isinstance(value, cst.SimpleString):
         return torch_api.TENSOR_TYPE_STRINGS.get(value.evaluated_value)
     return None
-
-
-def name_of(node: cst.BaseExpression) -> str | None:
-    return dotted_name(node)

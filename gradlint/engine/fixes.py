@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable
 
 from ..analysis.source import NEWLINE
-from ..findings import Applicability, Edit, Finding, Fix, Position
+from ..findings import Applicability, Finding, Fix, Position
 from .linter import LintCache, LintOptions, lint_source
 
 MAX_PASSES = 10
@@ -84,7 +84,3 @@ def fix_source(text: str, path: str, options: LintOptions, unsafe: bool = False,
         fixed += count
         findings = lint_source(text, path, options, cache).findings
     return FixOutcome(text, fixed, findings)
-
-
-def edits_of(findings: Sequence[Finding]) -> list[Edit]:
-    return [edit for f in findings if f.fix for edit in f.fix.edits]

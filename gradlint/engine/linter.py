@@ -21,7 +21,7 @@ from ..analysis.source import Block, ScannedSource, scan
 from ..findings import Edit, Finding, Fix, Range, Severity
 from ..rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR
 from ..rules.base import Report, Rule
-from .blocks import BlockCache, ParsedBlock, fingerprint, parse_block
+from .blocks import BlockCache, ParsedBlock, fingerprint
 from .suppressions import is_suppressed, parse_suppressions
 
 AUTO = "auto"

@@ -10,7 +10,6 @@ from ..analysis.facts import OpaqueFact, SequenceFact, TensorFact
 from ..analysis.gradcheck_calls import GradcheckCall
 from ..analysis.names import BindingKind
 from ..findings import Applicability, Severity
-from . import _edits
 from .base import MENTIONS_GRADCHECK, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
 _LEGACY = {"gradcheck": torch_api.LEGACY_GRADCHECK_SETTINGS,

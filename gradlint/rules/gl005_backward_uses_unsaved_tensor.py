@@ -632,13 +632,8 @@ def _lines(statements):
         if isinstance(stmt, cst.SimpleStatementLine):
             yield stmt
         elif not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            yield from _compound_header_lines(stmt)
             for body, _ in compound_bodies(stmt):
                 yield from _lines(body)
-
-
-def _compound_header_lines(stmt):
-    return iter(())
 
 
 def _site_of_name(method: Method, node: cst.Name) -> Site:

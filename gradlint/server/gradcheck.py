@@ -13,14 +13,14 @@ import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from ..engine.runs import RunPlan, plan
 from ..engine.targets import Target, find_targets
-from ..runner import WorkerClient, WorkerStartError
+from ..runner import WorkerClient
 from ..runner.report import headline, mark, render_markdown, seconds
 from . import convert
 from .documents import Document, units

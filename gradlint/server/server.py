@@ -123,7 +123,7 @@ class GradlintServer(LanguageServer):
 
     def _has_workspace(self) -> bool:
         try:
-            self.workspace
+            _ = self.workspace  # raises until `initialize`
         except RuntimeError:
             return False
         return True

@@ -8,7 +8,7 @@ import sys
 import textwrap
 
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import ClientServerConfig, client_capabilities
 
 from lsp_helpers import SERVER, make_client, uri_of, wait_until
 
