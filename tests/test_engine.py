@@ -237,3 +237,11 @@ def test_try_import_fallback_keeps_torch_resolution():
             torch.autograd.gradcheck(torch.sin, (x,))
         """)
     assert [f.code for f in lint_source(text).findings] == ["GL001"]
+
+
+def test_huge_sources_are_reported_not_parsed():
+    from gradlint.engine.linter import MAX_SOURCE_CHARS
+
+    text = "import torch\n" + "x = 1\n" * (MAX_SOURCE_CHARS // 6 + 1)
+    [finding] = lint_source(text).findings
+    assert finding.code == "GL000" and finding.message.startswith("file is too large to analyse")

@@ -149,6 +149,12 @@ def _check(args: argparse.Namespace) -> int:
     findings = [f for report in reports for f in report.findings]
     fixed = sum(report.fixes_applied for report in reports)
     _print(findings, args, style, unsafe, fixed, cwd)
+    broken = [report for report in reports if report.internal_error]
+    for report in broken:
+        print(f"gradlint: error: {report.display}: internal error ({report.internal_error}); "
+              f"the other files were checked", file=sys.stderr)
+    if broken:
+        return EXIT_ERROR
     if args.exit_zero or not findings:
         return EXIT_CLEAN
     return EXIT_FINDINGS

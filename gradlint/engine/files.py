@@ -80,6 +80,7 @@ class FileReport:
     original: str | None = None  # the text as read (None when unreadable)
     fixed: str | None = None  # the text after fixes (when fixing)
     fixes_applied: int = 0
+    internal_error: str | None = None  # gradlint failed on this file (a bug to report)
 
 
 def read_text(path: Path) -> str:
@@ -142,11 +143,15 @@ def lint_file(path: Path, display: str, options: LintOptions, *, fix: bool = Fal
 def lint_text(text: str, path: Path | None, display: str, options: LintOptions, *,
               fix: bool = False, unsafe: bool = False, cache: LintCache | None = None) -> FileReport:
     report = FileReport(path or Path(display), display, original=text)
-    if fix:
-        outcome: FixOutcome = fix_source(text, display, options, unsafe=unsafe, cache=cache)
-        report.fixed = outcome.text
-        report.fixes_applied = outcome.fixed
-        report.findings = outcome.remaining
-    else:
-        report.findings = lint_source(text, display, options, cache).findings
+    try:
+        if fix:
+            outcome: FixOutcome = fix_source(text, display, options, unsafe=unsafe, cache=cache)
+            report.fixed = outcome.text
+            report.fixes_applied = outcome.fixed
+            report.findings = outcome.remaining
+        else:
+            report.findings = lint_source(text, display, options, cache).findings
+    except Exception as error:  # a bug in gradlint: report it, and go on with other files
+        report.internal_error = f"{type(error).__name__}: {error}"
+        report.fixed = None
     return report

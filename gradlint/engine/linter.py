@@ -25,6 +25,7 @@ from .blocks import BlockCache, ParsedBlock, fingerprint
 from .suppressions import is_suppressed, parse_suppressions
 
 AUTO = "auto"
+MAX_SOURCE_CHARS = 8 * 2 ** 20  # larger files are generated code; parsing them would take minutes
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,14 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
     options = options or LintOptions()
     if cache is None:
         cache = LintCache()
+    if len(text) > MAX_SOURCE_CHARS:
+        if SYNTAX_ERROR.code not in options.select:
+            return LintResult([])
+        rng = Range.of(1, 0, 1, 0)
+        message = (f"file is too large to analyse ({len(text) // 2 ** 20} MiB; the limit is "
+                   f"{MAX_SOURCE_CHARS // 2 ** 20} MiB)")
+        return LintResult([Finding(SYNTAX_ERROR.code, SYNTAX_ERROR.name,
+                                   _severity(SYNTAX_ERROR, None, options), message, rng, None, 1, path)])
     if _nothing_to_find(text, options):
         return LintResult([])
     view = view_module(text, cache, options.default_dtype)
