@@ -199,3 +199,31 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return "State:\tZ" not in state
+
+
+async def test_run_results_reach_clients_that_pull_diagnostics(tmp_path):
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / "ops.py").write_text(OPS)
+    config = ClientServerConfig(server_command=SERVER, client_factory=make_client)
+    client = await config.start()
+    try:
+        await client.initialize_session(types.InitializeParams(
+            capabilities=client_capabilities("neovim"), root_uri=uri_of(root),
+            initialization_options={"settings": {"debounce": 0}, "workspaceTrusted": True}))
+        uri = uri_of(root / "ops.py")
+        client.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="python", version=1, text=OPS)))
+        params = types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
+        first = await client.text_document_diagnostic_async(params)
+        assert list(first.items) == []
+        line = OPS.splitlines().index("class Square(torch.autograd.Function):")
+        await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="gradlint.runGradcheck", arguments=[{"uri": uri, "position": {"line": line, "character": 6}}]))
+        params.previous_result_id = first.result_id
+        second = await client.text_document_diagnostic_async(params)
+        assert second.kind == "full", "the run changed the diagnostics: the report must not be 'unchanged'"
+        assert [d.code for d in second.items] == ["gradcheck"]
+        await client.shutdown_session()
+    finally:
+        await client.stop()
