@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat requirements-dev.txt pyproject.toml 2>/dev/null | cksum | cut -d' ' -f1)
 
-.PHONY: run test venv clean
+.PHONY: run test pytest venv clean vscode vscode-test vscode-e2e
 
 venv: $(STAMP)
 
@@ -24,8 +24,28 @@ run: $(STAMP)
 	@$(VENV)/bin/gradlint check examples/ --statistics; status=$$?; \
 	  if [ $$status -gt 1 ]; then exit $$status; fi
 
-test: $(STAMP)
+# Everything: the Python suite, the extension's unit tests, and the extension end to end in
+# a real VS Code (code-server + headless Chromium; vscode-extension/test-e2e/install.sh
+# installs what it needs once and caches it outside the repository).
+test: pytest vscode-test vscode-e2e
+
+pytest: $(STAMP)
 	$(PY) -m pytest
+
+EXT := vscode-extension
+$(EXT)/node_modules/.package-lock.json: $(EXT)/package-lock.json $(EXT)/package.json
+	cd $(EXT) && npm ci --no-audit --no-fund
+
+# Builds vscode-extension/gradlint-<version>.vsix (offline).
+vscode: $(EXT)/node_modules/.package-lock.json
+	cd $(EXT) && npm run build && npm run package
+
+vscode-test: $(EXT)/node_modules/.package-lock.json
+	cd $(EXT) && npm test
+
+vscode-e2e: $(STAMP) vscode
+	$(EXT)/test-e2e/install.sh
+	cd $(EXT) && GRADLINT_E2E_REQUIRE_SERVER=1 GRADLINT_E2E_PYTHON=$(abspath $(PY)) npm run test:e2e
 
 clean:
 	rm -rf $(VENV) .pytest_cache

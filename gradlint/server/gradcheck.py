@@ -80,6 +80,7 @@ class GradcheckRuns:
         self.shown: dict[str, list[Outcome]] = {}  # uri -> outcomes shown as diagnostics
         self.last: Outcome | None = None
         self._by_plan: dict[str, Outcome] = {}
+        self._generations: dict[str, int] = {}  # uri -> changes to its run diagnostics
         self._tokens = itertools.count(1)
         self.running: dict[str, asyncio.Task] = {}
 
@@ -255,10 +256,15 @@ class GradcheckRuns:
             self.ls.work_done_progress.tokens.pop(token, None)
 
     # -- results in the editor -----------------------------------------------------------
+    def generation(self, uri: str) -> int:
+        """Changes whenever the run diagnostics of ``uri`` change (for pull result ids)."""
+        return self._generations.get(uri, 0)
+
     def _show(self, document: Document, outcome: Outcome) -> None:
         shown = [o for o in self.shown.get(document.uri, []) if o.plan.key != outcome.plan.key]
         shown.append(outcome)
         self.shown[document.uri] = shown
+        self._generations[document.uri] = self.generation(document.uri) + 1
         if not self.ls.pull_mode:
             snapshot = self.ls.snapshots.get(document.uri)
             if snapshot is not None and snapshot.version == document.version:
@@ -323,7 +329,8 @@ class GradcheckRuns:
 
     # -- document lifecycle ----------------------------------------------------------------
     def document_changed(self, uri: str) -> None:
-        self.shown.pop(uri, None)  # their lines no longer match
+        if self.shown.pop(uri, None):  # their lines no longer match
+            self._generations[uri] = self.generation(uri) + 1
 
     def document_closed(self, uri: str) -> None:
         self.shown.pop(uri, None)

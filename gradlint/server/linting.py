@@ -6,9 +6,10 @@ No LSP types here: the server converts what this returns.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -22,11 +23,15 @@ from .settings import Settings
 log = logging.getLogger("gradlint.server")
 
 
+_SERIALS = itertools.count(1)
+
+
 @dataclass(frozen=True)
 class LintSnapshot:
     uri: str
     version: int | None
     findings: tuple[Finding, ...]
+    serial: int = field(default_factory=lambda: next(_SERIALS))  # unique, for pull result ids
 
 
 class ProjectConfigs:

@@ -344,7 +344,8 @@ async def pull_diagnostics(ls: GradlintServer, params: types.DocumentDiagnosticP
     if document is None:
         return types.RelatedFullDocumentDiagnosticReport(items=[])
     snapshot = await ls.lint_document(document)
-    result_id = f"{document.version}:{id(snapshot)}"
+    runs = ls.runs.generation(document.uri) if ls.runs is not None else 0
+    result_id = f"{document.version}:{snapshot.serial}:{runs}"
     if params.previous_result_id == result_id:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
     return types.RelatedFullDocumentDiagnosticReport(
@@ -550,10 +551,10 @@ def _plain(value: Any) -> Any:
         return value
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
+    if hasattr(value, "_asdict"):  # pygls gives untyped params as namedtuples: before tuples
+        return {k: _plain(v) for k, v in value._asdict().items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
-    if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
     if hasattr(value, "__dict__"):
         return {k: _plain(v) for k, v in vars(value).items() if not k.startswith("_")}
     try:
@@ -570,6 +571,8 @@ def start(tcp: str | None = None) -> None:
     """Run the server over stdio (or TCP for debugging)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.setLevel(logging.WARNING)  # info goes to the client's log only, not twice
     logging.getLogger("gradlint").setLevel(logging.INFO)
     try:
         from .gradcheck import attach

@@ -325,3 +325,11 @@ async def test_multi_root_workspaces_use_each_folders_configuration(tmp_path):
         await client.shutdown_session()
     finally:
         await client.stop()
+
+
+async def test_custom_notification_params_reach_the_server(session: Session):
+    """`gradlint/setWorkspaceTrust` params arrive as a mapping (pygls gives namedtuples)."""
+    session.client.protocol.notify("gradlint/setWorkspaceTrust", {"trusted": True})
+    await wait_until(lambda: any("workspace trusted" in m.message for m in session.client.log_messages),
+                     what="the trust change to be logged")
+    assert not any(m.type == types.MessageType.Error for m in session.client.messages)

@@ -1,0 +1,82 @@
+/**
+ * Turns what `gradlint.runGradcheck` / `gradlint.runGradcheckFile` return (gradlint.run-result
+ * objects, see docs/run-result-schema.md) into one line for a notification. Pure.
+ */
+
+export type Outcome = 'pass' | 'fail' | 'other';
+
+export interface RunSummary {
+  outcome: Outcome;
+  message: string;
+}
+
+interface ResultLike {
+  status?: unknown;
+  summary?: unknown;
+  message?: unknown;
+  target?: { qualname?: unknown; function_class?: unknown } | null;
+  /** The server's name for the target (`{target, result}` wrapper). */
+  display?: string;
+}
+
+const FAILING = new Set(['fail', 'error', 'crash', 'timeout', 'memory', 'output_limit']);
+
+/**
+ * Accepts a run result, `{target: "Name", result: {...run result...}}` (what the server wraps it
+ * in), `{results: [...]}`, or a list of any of these.
+ */
+function asResults(value: unknown): ResultLike[] {
+  if (Array.isArray(value)) {
+    return value.flatMap((v) => asResults(v));
+  }
+  if (typeof value === 'object' && value !== null) {
+    const v = value as { results?: unknown; result?: unknown; status?: unknown; target?: unknown };
+    if (Array.isArray(v.results)) {
+      return asResults(v.results);
+    }
+    if (typeof v.status === 'string') {
+      return [v as ResultLike];
+    }
+    if (typeof v.result === 'object' && v.result !== null && typeof (v.result as ResultLike).status === 'string') {
+      const inner = v.result as ResultLike;
+      return [typeof v.target === 'string' ? { ...inner, display: v.target } : inner];
+    }
+  }
+  return [];
+}
+
+function label(r: ResultLike): string {
+  if (typeof r.display === 'string' && r.display) {
+    return `${r.display}: `;
+  }
+  const t = r.target;
+  const name = t && (typeof t.qualname === 'string' ? t.qualname : typeof t.function_class === 'string' ? t.function_class : '');
+  return name ? `${name}: ` : '';
+}
+
+export function summarizeRun(value: unknown): RunSummary | undefined {
+  const results = asResults(value);
+  if (results.length === 0) {
+    return undefined;
+  }
+  const line = (r: ResultLike) =>
+    label(r) + (typeof r.summary === 'string' && r.summary ? r.summary : `gradcheck ${String(r.status)}`);
+  const failing = results.filter((r) => typeof r.status === 'string' && FAILING.has(r.status));
+  if (results.length === 1) {
+    const r = results[0];
+    const outcome: Outcome = r.status === 'pass' ? 'pass' : failing.length ? 'fail' : 'other';
+    return { outcome, message: line(r) };
+  }
+  const passed = results.filter((r) => r.status === 'pass').length;
+  if (failing.length) {
+    const first = line(failing[0]);
+    return {
+      outcome: 'fail',
+      message: `gradcheck: ${failing.length} of ${results.length} targets failed (${passed} passed). ${first}`,
+    };
+  }
+  return {
+    outcome: passed === results.length ? 'pass' : 'other',
+    message: `gradcheck: ${passed} of ${results.length} targets passed`,
+  };
+}

@@ -1,0 +1,24 @@
+"""A custom autograd Function whose backward is wrong by a factor: no static finding, gradcheck fails."""
+
+import torch
+from torch.autograd import Function
+
+
+class ScaleWrong(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * 2  # should be * 3
+
+
+class ScaleRight(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * 3
