@@ -613,7 +613,7 @@ scenario(
     log('  diagnostics: shown in Restricted Mode');
     await vs.openFile('broken_function.py');
     await vs.page.locator('.monaco-editor .view-lines >> visible=true').first().click();
-    await vs.goTo(7, 7);
+    await vs.goTo(8, 7);
     await vs.command('gradlint: Run gradcheck at Cursor');
     const msg = await vs.waitForNotification(/Restricted Mode/, 15000);
     log(`  refused: ${msg}`);
@@ -696,7 +696,7 @@ scenario(
     await vs.page.keyboard.press('Control+W');
     await vs.openFile('broken_function.py');
     await vs.page.locator('.monaco-editor .view-lines >> visible=true').first().click();
-    await vs.goTo(7, 7);
+    await vs.goTo(8, 7);
     await vs.command('gradlint: Run gradcheck at Cursor');
     const note = await vs.waitForNotification(/✗|mismatch|fail/i, 120000);
     log(`  gradcheck after trust: ${note}`);
@@ -759,7 +759,7 @@ scenario(
     await vs.waitFor(async () => !(await vs.statusItem(/running/)), 'the running count to go away', 10000);
     const run = records('runGradcheck')[0];
     expect(Array.isArray(run) && run.length === 1 && /broken_function\.py$/.test(run[0].uri) && run[0].uri.startsWith('file://') &&
-      run[0].position.line === 6 && typeof run[0].position.character === 'number', 'runGradcheck arguments (lens)', run);
+      run[0].position.line === 7 && typeof run[0].position.character === 'number', 'runGradcheck arguments (lens)', run);
     await vs.page.locator('.notification-toast', { hasText: 'ScaleWrong' }).locator('.monaco-button', { hasText: 'Show Report' }).click();
     await vs.waitFor(async () => (await vs.page.locator('.tabs-container .tab').allInnerTexts()).find((t) => /gradcheck ScaleWrong/.test(t)),
       'the report preview tab', 15000);
@@ -771,11 +771,11 @@ scenario(
     // command palette: at cursor, and the whole file
     await vs.openFile('broken_function.py');
     await vs.page.locator('.monaco-editor .view-lines >> visible=true').first().click();
-    await vs.goTo(17, 7);
+    await vs.goTo(18, 7);
     await vs.command('gradlint: Run gradcheck at Cursor');
     await vs.waitFor(() => records('runGradcheck').length >= 2, 'a second runGradcheck', 15000);
     const atCursor = records('runGradcheck')[1][0];
-    expect(atCursor.position.line === 16 && atCursor.position.character === 6, 'runGradcheck arguments (cursor)', atCursor);
+    expect(atCursor.position.line === 17 && atCursor.position.character === 6, 'runGradcheck arguments (cursor)', atCursor);
     await vs.command('gradlint: Run gradcheck on All Targets in File');
     await vs.waitFor(() => vs.statusItem(/ScaleRight: ✓ gradcheck/), 'the ✓ status bar message', 15000);
     const file = records('runGradcheckFile')[0];
