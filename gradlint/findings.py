@@ -47,9 +47,6 @@ class Range:
             Position(self.end.line + lines, self.end.column),
         )
 
-    def overlaps(self, other: "Range") -> bool:
-        return self.start < other.end and other.start < self.end
-
 
 @dataclass(frozen=True)
 class Edit:

@@ -35,10 +35,6 @@ class GradcheckCall:
     extra_positional: tuple[cst.Arg, ...]  # positional arguments past the allowed ones
     has_star_args: bool
 
-    @property
-    def positional_limit(self) -> int:
-        return 3 if self.variant == "gradgradcheck" else 2
-
     def keyword(self, name: str) -> cst.Arg | None:
         for arg in self.node.args:
             if arg.keyword is not None and arg.keyword.value == name:

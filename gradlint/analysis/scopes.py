@@ -9,7 +9,7 @@ from typing import Iterator, Sequence
 import libcst as cst
 
 from . import torch_api
-from .names import BindingKind, ScopeTable, body_statements, compound_bodies
+from .names import ScopeTable, body_statements, compound_bodies
 
 
 class Scope:
@@ -194,12 +194,6 @@ class ModuleContext:
         if base is None:
             return None
         return ".".join([base, *reversed(parts)])
-
-    def is_module_level_name(self, name: str) -> bool:
-        return name in self.scope.table
-
-    def module_binding_kinds(self, name: str) -> set[BindingKind]:
-        return {b.kind for b in self.scope.table.bindings.get(name, ())}
 
 
 def default_dtype_of(blocks: Sequence[tuple[cst.Module, str]], context: ModuleContext) -> str | None:

@@ -97,21 +97,12 @@ def code_only(text: str) -> str:
     return "".join(pieces)
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines without their terminators, split the way Python's tokenizer splits them."""
-    return NEWLINE.split(text)
-
-
 @dataclass(frozen=True)
 class Block:
     """One top-level statement (with the comments and blank lines before it)."""
 
     text: str
     start_line: int  # 1-based line of the block's first line in the file
-
-    @property
-    def line_count(self) -> int:
-        return len(NEWLINE.findall(self.text)) + (0 if NEWLINE.search(self.text[-1:] or "x") else 1)
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,6 @@ FUNCTION_BASES = frozenset({
     "torch.autograd.function.InplaceFunction",
 })
 
-ONCE_DIFFERENTIABLE = frozenset({
-    "torch.autograd.function.once_differentiable",
-})
-
 SET_DEFAULT_DTYPE = frozenset({"torch.set_default_dtype"})
 SET_DEFAULT_TENSOR_TYPE = frozenset({"torch.set_default_tensor_type"})
 
@@ -60,10 +56,7 @@ TENSOR_TYPE_STRINGS = {f"torch.{name}": dtype for name, dtype in _TENSOR_TYPES.i
 
 FLOATING = frozenset({"float64", "float32", "float16", "bfloat16"})
 COMPLEX = frozenset({"complex128", "complex64", "complex32"})
-# dtypes gradcheck handles without a precision warning
-DOUBLE_PRECISION = frozenset({"float64", "complex128"})
 LOW_PRECISION = frozenset({"float32", "float16", "bfloat16", "complex64", "complex32"})
-PRETTY_DTYPE = {dtype: dtype for dtype in set(_DTYPE_ALIASES.values())}
 
 # Factories whose dtype is torch's default floating dtype unless `dtype=` says otherwise.
 DEFAULT_FLOAT_FACTORIES = frozenset(f"torch.{name}" for name in (
@@ -107,6 +100,3 @@ STAR_EXPORTS = {
     "torch.autograd": frozenset({"gradcheck", "gradgradcheck", "Function", "Variable"}),
     "torch.autograd.function": frozenset({"Function", "InplaceFunction", "once_differentiable"}),
 }
-
-NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode",
-                              "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})

@@ -34,10 +34,6 @@ class RunPlan:
     key: str = ""  # cache key (sources + request)
     files: tuple[Path, ...] = field(default_factory=tuple)
 
-    @property
-    def call_path(self) -> Path:
-        return Path(self.request["module"]["path"])
-
 
 def _target_request(target: Target) -> dict:
     if target.kind == "call_site":

@@ -43,13 +43,6 @@ def torch_module_name(site: Site) -> str | None:
     return "torch" if "torch" in found else sorted(found)[0]
 
 
-def replace_attr_name(expr: cst.BaseExpression, new: str) -> cst.BaseExpression | None:
-    """``torch.float32`` -> ``torch.<new>`` keeping the prefix (and any parentheses)."""
-    if isinstance(expr, cst.Attribute):
-        return expr.with_changes(attr=cst.Name(new))
-    return None
-
-
 def with_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression,
                  before: tuple[str, ...] = ()) -> cst.Call:
     """``call`` with ``keyword=value`` set: replaced if present, else inserted before the

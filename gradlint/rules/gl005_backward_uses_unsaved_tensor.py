@@ -365,7 +365,6 @@ class _Uses(cst.CSTVisitor):
     def __init__(self) -> None:
         self.uses: list[tuple[cst.Name, str]] = []  # (node, "call" | "value" | "argument")
         self.comprehension_names: set[str] = set()
-        self._higher_order_depth = 0
 
     def visit_Name(self, node: cst.Name) -> None:
         self.uses.append((node, "value"))
