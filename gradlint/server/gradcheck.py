@@ -13,7 +13,7 @@ import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -81,6 +81,7 @@ class GradcheckRuns:
         self.last: Outcome | None = None
         self._by_plan: dict[str, Outcome] = {}
         self._generations: dict[str, int] = {}  # uri -> changes to its run diagnostics
+        self._requests: dict[Any, asyncio.Task] = {}  # request id -> the task serving it
         self._tokens = itertools.count(1)
         self.running: dict[str, asyncio.Task] = {}
 
@@ -139,6 +140,23 @@ class GradcheckRuns:
         return min(enclosing, key=lambda t: t.end_line - t.line) if enclosing else None
 
     # -- running ---------------------------------------------------------------------
+    async def serve(self, request_id: Any, work):
+        """Run ``work`` for a request, so that `$/cancelRequest` for it can stop it (pygls
+        cancels only its own bookkeeping for commands, not the coroutine doing the work)."""
+        task = asyncio.current_task()
+        if request_id is not None and task is not None:
+            self._requests[request_id] = task
+        try:
+            return await work
+        finally:
+            self._requests.pop(request_id, None)
+
+    def cancel_request(self, request_id: Any) -> None:
+        task = self._requests.pop(request_id, None)
+        if task is not None:
+            log.info("request %s cancelled by the client", request_id)
+            task.cancel()
+
     async def run_at(self, uri: str, line: int) -> dict:
         document = self.ls.documents.get(uri)
         if document is None:
@@ -367,12 +385,12 @@ def attach(ls: "GradlintServer") -> None:
     @ls.command(RUN_COMMAND)
     async def run_gradcheck(ls, *args):
         uri, line = _uri_and_line(args)
-        return await runs.run_at(uri, line)
+        return await runs.serve(ls.protocol.msg_id, runs.run_at(uri, line))
 
     @ls.command(RUN_FILE_COMMAND)
     async def run_gradcheck_file(ls, *args):
         uri, _ = _uri_and_line(args, need_position=False)
-        return await runs.run_file(uri)
+        return await runs.serve(ls.protocol.msg_id, runs.run_file(uri))
 
     @ls.feature(LAST_REPORT)
     def last_report(ls, params):

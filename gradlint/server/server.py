@@ -35,9 +35,10 @@ _NOQA_CODE = re.compile(r"GL\d{3}")
 
 
 class GradlintProtocol(LanguageServerProtocol):
-    """pygls' protocol with two changes: UTF-8 positions are preferred whenever the client
-    offers them, and documents are kept by gradlint's own store (which splits lines the
-    way LSP does, at \\n, \\r\\n and \\r only)."""
+    """pygls' protocol with three changes: UTF-8 positions are preferred whenever the
+    client offers them; documents are kept by gradlint's own store (which splits lines the
+    way LSP does, at \\n, \\r\\n and \\r only); and `$/cancelRequest` also stops a
+    running gradcheck command (pygls alone would only answer "cancelled")."""
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
@@ -71,6 +72,12 @@ class GradlintProtocol(LanguageServerProtocol):
             document.version = params.text_document.version
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield handler, (params,), None
+
+    def _handle_cancel_notification(self, msg_id):
+        super()._handle_cancel_notification(msg_id)
+        runs = getattr(self._server, "runs", None)
+        if runs is not None:
+            runs.cancel_request(msg_id)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):

@@ -167,6 +167,7 @@ async def test_cancel_keeps_the_server_responsive_and_leaves_no_orphans(client: 
     client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
     reply = await asyncio.wait_for(run, 30)
     assert reply["result"]["status"] == "cancelled"
+    await wait_until(lambda: len(_worker_pids()) == 1, timeout=15, what="the run's process to be killed")
     # a later run works
     reply = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command=lenses["Double"].command.command, arguments=lenses["Double"].command.arguments))
@@ -227,3 +228,28 @@ async def test_run_results_reach_clients_that_pull_diagnostics(tmp_path):
         await client.shutdown_session()
     finally:
         await client.stop()
+
+
+async def test_cancel_request_kills_the_run(client: LanguageClient):
+    """`$/cancelRequest` for the executeCommand request stops the run too."""
+    if not client.trusted:
+        pytest.skip("runs need trust")
+    lenses = await _lenses(client)
+    command = lenses["Forever"].command
+    future = client.protocol.send_request(
+        types.WORKSPACE_EXECUTE_COMMAND,
+        types.ExecuteCommandParams(command=command.command, arguments=command.arguments),
+        msg_id="run-forever")
+    token = await wait_until(lambda: next(iter(client.progress_reports), None), what="progress")
+    await wait_until(lambda: any(type(v).__name__ == "WorkDoneProgressReport" and
+                                 "importing" in (v.message or "") for v in client.progress_reports[token]),
+                     timeout=60, what="the run to start")
+    client.protocol.notify("$/cancelRequest", types.CancelParams(id="run-forever"))
+    with pytest.raises(JsonRpcException, match="cancel"):
+        await asyncio.wait_for(asyncio.wrap_future(future), 30)
+    # the run's process is gone (a forked run shows the worker's command line too): only
+    # the worker itself is left, and the next run passes
+    await wait_until(lambda: len(_worker_pids()) == 1, timeout=15, what="the run's process to be killed")
+    reply = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=lenses["Double"].command.command, arguments=lenses["Double"].command.arguments))
+    assert reply["result"]["status"] == "pass"
