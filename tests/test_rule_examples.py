@@ -22,7 +22,8 @@ def _cases(kind: str):
 
 
 def _lint(rule, code: str):
-    options = LintOptions(select=frozenset({rule.code}))
+    # unused-suppression judges the other rules' findings: it needs them all enabled
+    options = LintOptions() if rule.code == "GL009" else LintOptions(select=frozenset({rule.code}))
     return [f for f in lint_source(code, "example.py", options).findings if f.code == rule.code]
 
 

@@ -11,7 +11,8 @@ from gradlint.engine.suppressions import add_noqa
 
 
 def _codes(source: str) -> list[tuple[int, str]]:
-    return [(f.line, f.code) for f in lint_source(textwrap.dedent(source)).findings]
+    """Findings other than unused-suppression (GL009, tested on its own below)."""
+    return [(f.line, f.code) for f in lint_source(textwrap.dedent(source)).findings if f.code != "GL009"]
 
 
 BASE = """\
@@ -78,3 +79,10 @@ def test_file_level_exemption():
 ])
 def test_add_noqa(line, expected):
     assert add_noqa(line, "GL001") == expected
+
+
+def test_unused_codes_are_reported_but_used_ones_and_other_tools_are_not():
+    source = BASE.format(comment="  # NOQA:GL001,GL002,E501")
+    [finding] = [f for f in lint_source(source).findings]
+    assert (finding.code, finding.message) == ("GL009", "unused suppression: no GL002 finding on this line")
+    assert finding.fix.edits[0].new_text == "# noqa: GL001, E501"

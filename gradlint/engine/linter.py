@@ -17,12 +17,12 @@ from ..analysis import torch_api
 from ..analysis.block import BlockAnalysis
 from ..analysis.facts import Evaluator
 from ..analysis.scopes import ModuleContext, default_dtype_of
-from ..analysis.source import Block, ScannedSource, scan
-from ..findings import Edit, Finding, Fix, Range, Severity
-from ..rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR
+from ..analysis.source import NEWLINE, Block, ScannedSource, scan
+from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
+from ..rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from ..rules.base import Report, Rule
 from .blocks import BlockCache, ParsedBlock, fingerprint
-from .suppressions import is_suppressed, parse_suppressions
+from .suppressions import is_suppressed, parse_suppressions, unused_codes, without_codes
 
 AUTO = "auto"
 MAX_SOURCE_CHARS = 8 * 2 ** 20  # larger files are generated code; parsing them would take minutes
@@ -131,7 +131,7 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
 
     context_key = fingerprint((view.context_key, options.key()))
     rules = [RULES_BY_CODE[code]() for code in sorted(options.select)
-             if code in RULES_BY_CODE and RULES_BY_CODE[code] is not SYNTAX_ERROR]
+             if code in RULES_BY_CODE and not RULES_BY_CODE[code].engine_level]
     for position, (block, entry) in enumerate(view.good):
         key = (block.text, context_key)
         cached = cache.findings.get(key)
@@ -158,10 +158,40 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
         findings.extend(f.shifted(block.start_line - 1) for f in local)
 
     by_line, file_codes = parse_suppressions(view.scanned.comments)
-    kept = [f for f in findings if not is_suppressed(f, by_line, file_codes)]
+    used: set = set()
+    kept = [f for f in findings if not is_suppressed(f, by_line, file_codes, used)]
+    if UNUSED_SUPPRESSION.code in options.select and not file_codes:
+        kept.extend(_unused_suppressions(text, view.scanned.comments, by_line, used, options))
     kept = [replace(f, path=path) for f in _dedupe(kept)]
     kept.sort(key=Finding.sort_key)
     return LintResult(kept, suppressed=len(findings) - len(kept), syntax_errors=syntax_errors)
+
+
+def _unused_suppressions(text: str, comments: Mapping[int, str], by_line, used: set,
+                         options: LintOptions) -> list[Finding]:
+    findings = []
+    starts = [0] + [m.end() for m in NEWLINE.finditer(text)]
+    enabled = {code for code in options.select if not RULES_BY_CODE[code].engine_level}
+    for suppression, codes in unused_codes(by_line, used, enabled):
+        line = suppression.line
+        end = starts[line] if line < len(starts) else len(text)
+        line_text = text[starts[line - 1]:end].rstrip("\r\n")
+        comment = comments[line]
+        at = line_text.rindex(comment)
+        new_comment = without_codes(comment, suppression, codes)
+        if new_comment:
+            edit = Edit(Range.of(line, at, line, at + len(comment)), new_comment)
+        else:
+            before = len(line_text[:at].rstrip())
+            edit = Edit(Range.of(line, before, line, at + len(comment)), "")
+        listed = ", ".join(codes)
+        message = f"unused suppression: no {listed} finding on this line"
+        title = f"Remove unused {'code' if len(codes) == 1 else 'codes'} {listed}"
+        rng = Range.of(line, at + suppression.column, line, at + suppression.end_column)
+        findings.append(Finding(UNUSED_SUPPRESSION.code, UNUSED_SUPPRESSION.name,
+                                _severity(UNUSED_SUPPRESSION, None, options), message, rng,
+                                Fix(title, Applicability.SAFE, (edit,)), line))
+    return findings
 
 
 def _nothing_to_find(text: str, options: LintOptions) -> bool:

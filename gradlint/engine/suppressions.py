@@ -57,13 +57,50 @@ def parse_suppressions(comments: Mapping[int, str]) -> tuple[dict[int, list[Supp
 
 
 def is_suppressed(finding: Finding, by_line: Mapping[int, Iterable[Suppression]],
-                  file_codes: frozenset[str]) -> bool:
+                  file_codes: frozenset[str], used: set | None = None) -> bool:
+    """Is ``finding`` suppressed? Records in ``used`` which (suppression, code) did it."""
     if ALL in file_codes or finding.code in file_codes:
         return True
     lines = {finding.range.start.line}
     if finding.statement_line is not None:
         lines.add(finding.statement_line)
-    return any(s.covers(finding.code) for line in lines for s in by_line.get(line, ()))
+    matches = [s for line in lines for s in by_line.get(line, ()) if s.covers(finding.code)]
+    if used is not None:
+        used.update((id(s), finding.code) for s in matches)
+    return bool(matches)
+
+
+def unused_codes(by_line: Mapping[int, Iterable[Suppression]], used: set, enabled: Iterable[str]
+                 ) -> list[tuple[Suppression, list[str]]]:
+    """Suppressions naming gradlint codes that suppressed nothing (codes of rules that are
+    not enabled, and other tools' codes, are never reported: gradlint cannot tell)."""
+    enabled = set(enabled)
+    result = []
+    for suppressions in by_line.values():
+        for suppression in suppressions:
+            if ALL in suppression.codes:
+                continue
+            unused = sorted(code for code in suppression.codes
+                            if code in enabled and (id(suppression), code) not in used)
+            if unused:
+                result.append((suppression, unused))
+    return result
+
+
+def without_codes(comment: str, suppression: Suppression, codes: Iterable[str]) -> str:
+    """``comment`` with ``codes`` taken out of the directive; "" if nothing is left."""
+    drop = set(codes)
+    directive = comment[suppression.column: suppression.end_column]
+    kept = [code for code in _CODE.findall(directive) if code.upper() not in drop]
+    if kept:
+        if suppression.kind == "noqa":
+            new = f"# noqa: {', '.join(kept)}"
+        else:
+            new = f"# gradlint: ignore[{', '.join(kept)}]"
+    else:
+        new = ""
+    rest = (comment[: suppression.column] + new + comment[suppression.end_column:]).strip()
+    return "" if rest in ("", "#") else rest
 
 
 def add_noqa(line_text: str, code: str) -> str:

@@ -12,6 +12,7 @@ from .gl005_backward_uses_unsaved_tensor import BackwardUsesUnsavedTensor
 from .gl006_invalid_inputs_declaration import InvalidInputsDeclaration
 from .gl007_gradcheck_is_not_a_module import GradcheckIsNotAModule
 from .gl008_backward_gradient_order import BackwardGradientOrder
+from .gl009_unused_suppression import UnusedSuppression
 
 SYNTAX_ERROR = SyntaxError_
 
@@ -25,8 +26,10 @@ ALL_RULES: tuple[type[Rule], ...] = (
     InvalidInputsDeclaration,
     GradcheckIsNotAModule,
     BackwardGradientOrder,
+    UnusedSuppression,
 )
+UNUSED_SUPPRESSION = UnusedSuppression
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 RULES_BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}
 
-__all__ = ["ALL_RULES", "RULES_BY_CODE", "RULES_BY_NAME", "Rule", "SYNTAX_ERROR"]
+__all__ = ["ALL_RULES", "RULES_BY_CODE", "RULES_BY_NAME", "Rule", "SYNTAX_ERROR", "UNUSED_SUPPRESSION"]

@@ -79,6 +79,8 @@ class Rule:
     requires: ClassVar[re.Pattern | None] = None
     # ...or contains one of the module's aliases of gradcheck (`gc = torch.autograd.gradcheck`)
     requires_gradcheck_aliases: ClassVar[bool] = False
+    # the engine reports it (it needs the whole file, not one block): `check` is not called
+    engine_level: ClassVar[bool] = False
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
 

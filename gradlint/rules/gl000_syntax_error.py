@@ -40,6 +40,7 @@ class SyntaxError_(Rule):
     name = "syntax-error"
     severity = Severity.ERROR
     summary = "the file cannot be read or parsed"
+    engine_level = True  # the engine owns parsing
 
     VALID = [Valid("import torch\nx = torch.ones(3)\n")]
     INVALID = [

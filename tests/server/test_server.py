@@ -200,7 +200,8 @@ async def test_fix_all(session: Session):
 
 async def test_hover_on_a_diagnostic_and_on_a_noqa_code(session: Session):
     uri = session.open("test_ops.py", FLOAT32.replace("(x,))", "(x,))  # noqa: GL002"))
-    await session.diagnostics(uri, 1)
+    # GL001, and GL009 for the unused `# noqa: GL002`
+    assert [d.code for d in await session.diagnostics(uri, 2)] == ["GL001", "GL009"]
     hover = await session.client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(uri), types.Position(6, 33)))
     assert "GL001 low-precision-gradcheck-input" in hover.contents.value
