@@ -1,12 +1,35 @@
 """Helpers shared by the runner tests."""
+import asyncio
 import json
 import os
 import sys
+import time
 
 from gradlint.runner import STATUSES, VERDICTS, make_request
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 PYTHON = sys.executable
+# declared inputs that always work: one float64 tensor that requires grad
+EXPR = {"kind": "expression", "source": "torch.ones(3, dtype=torch.float64, requires_grad=True)"}
+
+
+def alive(pid):
+    """True while pid exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+async def wait_dead(pid, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
 
 
 def fixture(name):

@@ -4,30 +4,9 @@ import time
 
 import pytest
 
-from _runner_util import assert_valid, fixture, fn_class, func, marker_line
+from _runner_util import EXPR, alive, wait_dead, assert_valid, fixture, fn_class, func, marker_line
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-EXPR = {"kind": "expression", "source": "torch.ones(3, dtype=torch.float64, requires_grad=True)"}
-
-
-def alive(pid):
-    """True while pid exists and is not a zombie."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state not in ("Z", "X")
-
-
-async def wait_dead(pid, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(0.02)
-    return True
 
 
 async def then_a_good_run(client):

@@ -9,28 +9,8 @@ import venv
 import pytest
 import pytest_asyncio
 
-from _runner_util import FIXTURES, PYTHON, assert_valid, fn_class, func
+from _runner_util import EXPR, alive, wait_dead, FIXTURES, PYTHON, assert_valid, fn_class, func
 from gradlint.runner import WorkerClient, WorkerStartError, run_sync
-
-EXPR = {"kind": "expression", "source": "torch.ones(3, dtype=torch.float64, requires_grad=True)"}
-
-
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state not in ("Z", "X")
-
-
-async def wait_dead(pid, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        await asyncio.sleep(0.02)
-    return True
 
 
 async def wait_for_child(client, timeout=10.0):
