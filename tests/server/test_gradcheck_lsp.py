@@ -188,7 +188,7 @@ def _worker_pids() -> list[int]:
             command = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(part.endswith(b"gradlint/worker.py") for part in command) and \
+        if any(part.endswith(b"gradlint/worker/__main__.py") for part in command) and \
                 (entry / "status").read_text().find("PPid:\t%d" % os.getpid()) == -1:
             pids.append(int(entry.name))
     return pids
