@@ -17,6 +17,7 @@ import libcst as cst
 from . import torch_api
 from .names import compound_bodies, statement_bindings, target_names
 from .scopes import Frame, ModuleContext, Scope, Site, find_site
+from .traverse import visit
 
 
 # -- facts -------------------------------------------------------------------------------
@@ -673,5 +674,5 @@ def _mentions(node: cst.BaseExpression, name: str) -> bool:
 
 def _calls_receiving(small: cst.BaseSmallStatement, name: str) -> list[cst.Call]:
     visitor = _ReceivingCalls(name)
-    small.visit(visitor)
+    visit(small, visitor)
     return visitor.calls

@@ -12,6 +12,7 @@ from . import torch_api
 from .facts import Evaluator, Fact, SequenceFact
 from .source import code_only
 from .scopes import ModuleContext, Site, walk_statements
+from .traverse import visit
 
 
 @dataclass(frozen=True)
@@ -70,9 +71,9 @@ class StatementExpressions(cst.CSTVisitor):
         collector = cls(stmt, types)
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             for decorator in stmt.decorators:
-                decorator.visit(collector)
+                visit(decorator, collector)
         else:
-            stmt.visit(collector)  # compound statements: headers only (bodies are skipped)
+            visit(stmt, collector)  # compound statements: headers only (bodies are skipped)
         return collector.found
 
     def on_visit(self, node: cst.CSTNode) -> bool:

@@ -9,6 +9,7 @@ from ..analysis.autograd_functions import AutogradFunction, Method
 from ..analysis.block import BlockAnalysis
 from ..analysis.names import compound_bodies, target_names
 from ..analysis.scopes import Site, find_site
+from ..analysis.traverse import visit
 from ..findings import Applicability, Severity
 from .base import DEFINES_BACKWARD, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
@@ -370,7 +371,7 @@ class _Uses(cst.CSTVisitor):
         self.uses.append((node, "value"))
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        visit(node.value, self)
         return False
 
     def visit_Call(self, node: cst.Call) -> bool:
@@ -378,16 +379,16 @@ class _Uses(cst.CSTVisitor):
             self.uses.append((node.func, "call"))
             higher = node.func.value in _HIGHER_ORDER
         else:
-            node.func.visit(self)
+            visit(node.func, self)
             higher = False
         for arg in node.args:
             if arg.keyword is not None or higher:
                 if isinstance(arg.value, cst.Name):
                     self.uses.append((arg.value, "argument"))
                 else:
-                    arg.value.visit(self)
+                    visit(arg.value, self)
             else:
-                arg.value.visit(self)
+                visit(arg.value, self)
         return False
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
@@ -422,7 +423,7 @@ def _foreign_names(block: BlockAnalysis, function: AutogradFunction,
         return
     visitor = _Uses()
     for stmt in backward.scope.statements:
-        stmt.visit(visitor)
+        visit(stmt, visitor)
     outside = function.scope.parent  # the scope the class is defined in
     reported: set[str] = set()
     for node, usage in visitor.uses:
@@ -497,7 +498,7 @@ def _save_calls(method: Method) -> list[cst.Call]:
             return False
 
     for stmt in method.scope.statements:
-        stmt.visit(Finder())
+        visit(stmt, Finder())
     return calls
 
 
@@ -621,7 +622,7 @@ class _TupleUse(cst.CSTVisitor):
 def _used_as_tensor(method: Method, name: str) -> bool:
     visitor = _TupleUse(name)
     for stmt in method.scope.statements:
-        stmt.visit(visitor)
+        visit(stmt, visitor)
     return visitor.as_tensor and not visitor.as_tuple
 
 
@@ -638,7 +639,7 @@ def _lines(statements):
 def _site_of_name(method: Method, node: cst.Name) -> Site:
     for stmt in method.scope.statements:
         finder = _Contains(node)
-        stmt.visit(finder)
+        visit(stmt, finder)
         if finder.found:
             return _deepest_site(method, stmt, node)
     return Site(method.scope, ())
@@ -647,7 +648,7 @@ def _site_of_name(method: Method, node: cst.Name) -> Site:
 def _deepest_site(method: Method, top: cst.BaseStatement, node: cst.Name) -> Site:
     for line in _lines([top]):
         finder = _Contains(node)
-        line.visit(finder)
+        visit(line, finder)
         if finder.found:
             site = find_site(method.scope.statements, method.scope, line)
             if site is not None:

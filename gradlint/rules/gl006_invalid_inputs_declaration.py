@@ -8,6 +8,7 @@ import libcst as cst
 from ..analysis.block import BlockAnalysis
 from ..analysis.declarations import DECLARATION, declaration_comments
 from ..analysis.scopes import Site
+from ..analysis.traverse import visit
 from ..findings import Severity
 from .base import Invalid, Report, Rule, Valid
 
@@ -175,7 +176,7 @@ def _all_comments(module: cst.Module) -> list[cst.Comment]:
         def visit_Comment(self, node: cst.Comment) -> None:
             found.append(node)
 
-    module.visit(Visitor())
+    visit(module, Visitor())
     return found
 
 

@@ -1,0 +1,164 @@
+"""Walking libcst trees fast: the ``CSTVisitor`` protocol without rebuilding the tree.
+
+``node.visit(visitor)`` in libcst rebuilds every node it passes (each node's
+``_visit_and_replace_children`` calls the node's constructor, validation included), even for
+a read-only ``CSTVisitor``; that made up most of gradlint's analysis time. ``visit(node,
+visitor)`` calls the same hooks in the same order (``on_visit``/``visit_<Node>``, children in
+lexical order, ``on_leave``/``leave_<Node>``) and skips children when the visit hook returns
+``False``, but only reads the tree. Analysis code should call ``visit(node, visitor)`` and
+``children(node)`` instead of ``node.visit(visitor)`` and ``node.children``.
+
+Visitors that use attribute hooks (``visit_Call_func``, ``on_visit_attribute``) and
+transformers go through libcst's own traversal, unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from typing import Callable
+
+import libcst as cst
+
+_CSTVisitor = cst.CSTVisitor
+_CSTNode = cst.CSTNode
+
+# node class -> names of its fields that may hold children, in lexical (visiting) order
+_FIELDS: dict[type, tuple[str, ...]] = {}
+# visitor class -> (node class -> (visit hook or None, leave hook or None)), or None: use
+# libcst (weak: visitor classes defined inside functions come and go)
+_PLANS: "weakref.WeakKeyDictionary[type, dict | None]" = weakref.WeakKeyDictionary()
+_NO_PLAN: dict = {}  # marks "use libcst" in _PLANS (a WeakKeyDictionary cannot hold None)
+
+
+class _Recorder(_CSTVisitor):
+    """Learns the order in which libcst visits a node class's fields (once per class)."""
+
+    def __init__(self) -> None:
+        self.fields: list[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        self.fields.append(attribute)
+
+
+def _is_node(value: object) -> bool:
+    """Classify a field value's type once (isinstance on libcst's ABC is slow)."""
+    kind = type(value)
+    if isinstance(value, _CSTNode):
+        _NODE_TYPES.add(kind)
+        return True
+    _OTHER_TYPES.add(kind)
+    return False
+
+
+_NODE_TYPES: set[type] = set()
+_OTHER_TYPES: set[type] = {str, int, float, bool, type(None)}
+
+
+def _fields_of(node: cst.CSTNode) -> tuple[str, ...]:
+    cls = type(node)
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        recorder = _Recorder()
+        node._visit_and_replace_children(recorder)
+        names = list(dict.fromkeys(recorder.fields))
+        # a field libcst visits only under a condition (an f-string's format_spec when
+        # present) was not seen on this instance: keep it, after the others
+        names += [f.name for f in dataclasses.fields(cls) if f.name not in names]
+        fields = _FIELDS[cls] = tuple(names)
+    return fields
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node.children`` (in lexical order) without rebuilding ``node``."""
+    found: list[cst.CSTNode] = []
+    for name in _fields_of(node):
+        value = getattr(node, name)
+        if _is_node(value):
+            found.append(value)
+        elif type(value) is tuple or type(value) is list:
+            found.extend(item for item in value if _is_node(item))
+    return found
+
+
+def _plan(visitor_class: type) -> dict | None:
+    plan = _PLANS.get(visitor_class)
+    if plan is None:
+        plan = _PLANS[visitor_class] = {} if _readonly_with_node_hooks(visitor_class) else _NO_PLAN
+    return None if plan is _NO_PLAN else plan
+
+
+def _readonly_with_node_hooks(visitor_class: type) -> bool:
+    """A ``CSTVisitor`` (not a transformer) without attribute hooks (``visit_Call_func``)."""
+    if not issubclass(visitor_class, _CSTVisitor):
+        return False
+    for klass in visitor_class.__mro__:
+        if klass is _CSTVisitor:
+            break
+        for name in vars(klass):
+            if name in ("on_visit_attribute", "on_leave_attribute"):
+                return False
+            kind, _, rest = name.partition("_")
+            if kind in ("visit", "leave") and "_" in rest and rest[:1].isupper():
+                return False
+    return True
+
+
+def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """Run ``visitor`` over ``node`` and its descendants (read-only)."""
+    plan = _plan(type(visitor))
+    if plan is None:
+        node.visit(visitor)
+        return
+    cls = type(visitor)
+    custom_visit = cls.on_visit is not _CSTVisitor.on_visit
+    custom_leave = cls.on_leave is not _CSTVisitor.on_leave
+    if custom_visit or custom_leave:
+        _walk_generic(node, visitor)
+    else:
+        _walk_hooks(node, visitor, plan)
+
+
+def _walk_generic(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    if visitor.on_visit(node):
+        for name in _FIELDS.get(type(node)) or _fields_of(node):
+            value = getattr(node, name)
+            kind = type(value)
+            if kind in _NODE_TYPES:
+                _walk_generic(value, visitor)
+            elif kind is tuple or kind is list:
+                for item in value:
+                    if type(item) in _NODE_TYPES or (type(item) not in _OTHER_TYPES and _is_node(item)):
+                        _walk_generic(item, visitor)
+            elif kind not in _OTHER_TYPES and _is_node(value):
+                _walk_generic(value, visitor)
+    visitor.on_leave(node)
+
+
+def _hooks(visitor: cst.CSTVisitor, plan: dict, node_class: type
+           ) -> tuple[Callable | None, Callable | None]:
+    name = node_class.__name__
+    hooks = plan[node_class] = (getattr(type(visitor), f"visit_{name}", None),
+                                getattr(type(visitor), f"leave_{name}", None))
+    return hooks
+
+
+def _walk_hooks(node: cst.CSTNode, visitor: cst.CSTVisitor, plan: dict) -> None:
+    enter, leave = plan.get(type(node)) or _hooks(visitor, plan, type(node))
+    if enter is None or enter(visitor, node) is not False:
+        for name in _FIELDS.get(type(node)) or _fields_of(node):
+            value = getattr(node, name)
+            kind = type(value)
+            if kind in _NODE_TYPES:
+                _walk_hooks(value, visitor, plan)
+            elif kind is tuple or kind is list:
+                for item in value:
+                    if type(item) in _NODE_TYPES or (type(item) not in _OTHER_TYPES and _is_node(item)):
+                        _walk_hooks(item, visitor, plan)
+            elif kind not in _OTHER_TYPES and _is_node(value):
+                _walk_hooks(value, visitor, plan)
+    if leave is not None:
+        leave(visitor, node)
