@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 import libcst as cst
 
@@ -107,9 +108,23 @@ def _readonly_with_node_hooks(visitor_class: type) -> bool:
     return True
 
 
+@contextmanager
+def libcst_traversal() -> Iterator[None]:
+    """Within this block, ``visit`` uses libcst's own traversal (to check the fast one)."""
+    global _USE_LIBCST
+    previous, _USE_LIBCST = _USE_LIBCST, True
+    try:
+        yield
+    finally:
+        _USE_LIBCST = previous
+
+
+_USE_LIBCST = False
+
+
 def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """Run ``visitor`` over ``node`` and its descendants (read-only)."""
-    plan = _plan(type(visitor))
+    plan = None if _USE_LIBCST else _plan(type(visitor))
     if plan is None:
         node.visit(visitor)
         return

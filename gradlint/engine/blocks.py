@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
@@ -144,5 +143,3 @@ class BlockCache:
         return len(self._entries)
 
 
-def fingerprint(value: object) -> str:
-    return hashlib.blake2b(repr(value).encode(), digest_size=16).hexdigest()

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from ..analysis.source import SourceDecodeError, decode_source
 from ..findings import Finding, Range, Severity
-from ..rules import SYNTAX_ERROR
 from .config import Config, ConfigResolver
-from .fixes import FixOutcome, fix_source
-from .linter import LintCache, LintOptions, lint_source
+from .options import LintOptions
+
+if TYPE_CHECKING:
+    from .linter import LintCache
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -84,7 +86,11 @@ class FileReport:
 
 
 def read_text(path: Path) -> str:
-    data = path.read_bytes()
+    return source_text(path.read_bytes())
+
+
+def source_text(data: bytes) -> str:
+    """The text of a source file's bytes (SourceDecodeError: too large, or not decodable)."""
     if len(data) > MAX_FILE_BYTES:
         raise SourceDecodeError(f"file is too large to analyse ({len(data) // 1024 // 1024} MiB; "
                                 f"the limit is {MAX_FILE_BYTES // 1024 // 1024} MiB)", 1, 0)
@@ -93,8 +99,7 @@ def read_text(path: Path) -> str:
 
 def file_error(display: str, message: str, line: int = 1, column: int = 0) -> Finding:
     rng = Range.of(line, column, line, column + 1)
-    return Finding(SYNTAX_ERROR.code, SYNTAX_ERROR.name, Severity.ERROR, message, rng, None, line,
-                   display)
+    return Finding("GL000", "syntax-error", Severity.ERROR, message, rng, None, line, display)
 
 
 def conftest_sets_default_dtype(path: Path, root: Path) -> bool:
@@ -104,20 +109,76 @@ def conftest_sets_default_dtype(path: Path, root: Path) -> bool:
     try:
         directory = path.resolve().parent
         stop = root.resolve()
+        resolved = path.resolve()
     except OSError:
         return False
     for candidate in (directory, *directory.parents):
         for name in ("conftest.py", "__init__.py"):
             setup = candidate / name
-            if setup.is_file() and setup != path.resolve():
-                try:
-                    if _SET_DEFAULT.search(setup.read_bytes()):
-                        return True
-                except OSError:
-                    pass
+            if setup != resolved and _sets_default_dtype(setup):
+                return True
         if candidate == stop:
             break
     return False
+
+
+def _sets_default_dtype(setup: Path) -> bool:
+    """Read each setup file once per version of it (every file of a package asks about the
+    same ``__init__.py``)."""
+    try:
+        status = setup.stat()
+    except OSError:
+        return False
+    key = (setup, status.st_mtime_ns, status.st_size)
+    known = _SETUP_FILES.get(key)
+    if known is None:
+        try:
+            known = bool(_SET_DEFAULT.search(setup.read_bytes())) if stat.S_ISREG(status.st_mode) else False
+        except OSError:
+            known = False
+        if len(_SETUP_FILES) > 4096:
+            _SETUP_FILES.clear()
+        _SETUP_FILES[key] = known
+    return known
+
+
+_SETUP_FILES: dict[tuple, bool] = {}
+
+
+class FileOptions:
+    """Each file's options in a batch: configuration and conftest dtype looked up once per
+    directory (a package's files share them), options built once per distinct outcome."""
+
+    def __init__(self, resolver: ConfigResolver, select: list[str] | None,
+                 extra_ignore: Sequence[str]):
+        self.resolver = resolver
+        self.select = select
+        self.extra_ignore = extra_ignore
+        self._configs: dict[Path, Config] = {}
+        self._dtype_unknown: dict[tuple[Path, str], bool] = {}
+        self._options: dict[tuple[int, bool], LintOptions] = {}
+
+    def config(self, path: Path) -> Config:
+        config = self._configs.get(path.parent)
+        if config is None:
+            config = self._configs[path.parent] = self.resolver.for_path(path)
+        return config
+
+    def __call__(self, path: Path) -> LintOptions:
+        config = self.config(path)
+        # a setup file does not count for itself
+        special = path.name if path.name in ("conftest.py", "__init__.py") else ""
+        key = (path.parent, special)
+        unknown = self._dtype_unknown.get(key)
+        if unknown is None:
+            unknown = self._dtype_unknown[key] = conftest_sets_default_dtype(path, config.root)
+        if config.per_file_ignores:
+            return config.options_for(path, self.select, self.extra_ignore, dtype_unknown=unknown)
+        options = self._options.get((id(config), unknown))
+        if options is None:
+            options = config.options_for(path, self.select, self.extra_ignore, dtype_unknown=unknown)
+            self._options[(id(config), unknown)] = options
+        return options
 
 
 def options_for(path: Path, config: Config, select: list[str] | None,
@@ -127,10 +188,12 @@ def options_for(path: Path, config: Config, select: list[str] | None,
 
 
 def lint_file(path: Path, display: str, options: LintOptions, *, fix: bool = False,
-              unsafe: bool = False, cache: LintCache | None = None) -> FileReport:
+              unsafe: bool = False, cache: LintCache | None = None,
+              data: bytes | None = None) -> FileReport:
+    """Lint the file at ``path`` (whose bytes are ``data`` when already read)."""
     report = FileReport(path, display)
     try:
-        text = read_text(path)
+        text = read_text(path) if data is None else source_text(data)
     except SourceDecodeError as error:
         report.findings = [file_error(display, error.message, error.line, error.column)]
         return report
@@ -142,6 +205,9 @@ def lint_file(path: Path, display: str, options: LintOptions, *, fix: bool = Fal
 
 def lint_text(text: str, path: Path | None, display: str, options: LintOptions, *,
               fix: bool = False, unsafe: bool = False, cache: LintCache | None = None) -> FileReport:
+    from .fixes import FixOutcome, fix_source
+    from .linter import lint_source
+
     report = FileReport(path or Path(display), display, original=text)
     try:
         if fix:

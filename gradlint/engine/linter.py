@@ -8,36 +8,25 @@ re-parsed nor re-analysed.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
 import libcst as cst
 
-from ..analysis import torch_api
+from ..analysis import torch_api, traverse
 from ..analysis.block import BlockAnalysis
 from ..analysis.facts import Evaluator
 from ..analysis.scopes import ModuleContext, default_dtype_of
 from ..analysis.source import NEWLINE, Block, ScannedSource, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
-from ..rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
+from ..rules import RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from ..rules.base import Report, Rule
-from .blocks import BlockCache, ParsedBlock, fingerprint
+from .blocks import BlockCache, ParsedBlock
+from .options import AUTO, LintOptions, fingerprint
+from .prefilter import nothing_to_find
 from .suppressions import is_suppressed, parse_suppressions, unused_codes, without_codes
 
-AUTO = "auto"
 MAX_SOURCE_CHARS = 8 * 2 ** 20  # larger files are generated code; parsing them would take minutes
-
-
-@dataclass(frozen=True)
-class LintOptions:
-    select: frozenset[str] = frozenset(rule.code for rule in ALL_RULES)
-    severity: Mapping[str, Severity] = field(default_factory=dict)
-    # torch's default dtype: AUTO (read the module's own set_default_dtype), a dtype name
-    # ("float64" when a conftest or the test runner sets it), or None for "unknown"
-    default_dtype: str | None = AUTO
-
-    def key(self) -> str:
-        return fingerprint((sorted(self.select), sorted(self.severity.items()), self.default_dtype))
 
 
 @dataclass
@@ -106,8 +95,18 @@ def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO) -
 
 
 def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = None,
-                cache: LintCache | None = None) -> LintResult:
+                cache: LintCache | None = None, *, exhaustive: bool = False) -> LintResult:
+    """The findings in ``text``. ``exhaustive`` turns every shortcut off (text pre-checks,
+    caches, the fast tree walk): the reference the fast path must agree with."""
     options = options or LintOptions()
+    if exhaustive:
+        with traverse.libcst_traversal():
+            return _lint(text, path, options, LintCache(), exhaustive=True)
+    return _lint(text, path, options, cache, exhaustive=False)
+
+
+def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *,
+          exhaustive: bool) -> LintResult:
     if cache is None:
         cache = LintCache()
     if len(text) > MAX_SOURCE_CHARS:
@@ -118,7 +117,9 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
                    f"{MAX_SOURCE_CHARS // 2 ** 20} MiB)")
         return LintResult([Finding(SYNTAX_ERROR.code, SYNTAX_ERROR.name,
                                    _severity(SYNTAX_ERROR, None, options), message, rng, None, 1, path)])
-    if _nothing_to_find(text, options):
+    if "torch" not in text:
+        return LintResult([])  # gradlint's scope: code that uses torch
+    if not exhaustive and nothing_to_find(text, options.select):
         return LintResult([])
     view = view_module(text, cache, options.default_dtype)
     findings: list[Finding] = []
@@ -139,7 +140,8 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
             cache.findings.move_to_end(key)
             findings.extend(f.shifted(block.start_line - 1) for f in cached)
             continue
-        active = [rule for rule in rules if _may_fire(rule, block.text, view.gradcheck_aliases)]
+        active = [rule for rule in rules
+                  if exhaustive or _may_fire(rule, block.text, view.gradcheck_aliases)]
         if not active:
             cache.remember(key, [])
             continue
@@ -192,28 +194,6 @@ def _unused_suppressions(text: str, comments: Mapping[int, str], by_line, used: 
                                 _severity(UNUSED_SUPPRESSION, None, options), message, rng,
                                 Fix(title, Applicability.SAFE, (edit,)), line))
     return findings
-
-
-def _nothing_to_find(text: str, options: LintOptions) -> bool:
-    """Skip the parse: the file never mentions torch, or no enabled rule can fire in it
-    and CPython compiles it (so it has no syntax error either)."""
-    if "torch" not in text:
-        return True
-    for code in options.select:
-        rule = RULES_BY_CODE.get(code)
-        if rule is None or rule is SYNTAX_ERROR:
-            continue
-        if rule.requires is None or rule.may_match(text):
-            return False
-        if rule.requires_gradcheck_aliases and "gradcheck" in text:
-            return False  # `import ... gradcheck as gc` makes `gc.` the thing to look for
-    if SYNTAX_ERROR.code not in options.select:
-        return True
-    try:
-        compile(text, "<module>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False  # let libcst decide, and place the error
-    return True
 
 
 def _parse_blocks(blocks: Sequence[Block], cache: BlockCache, text: str

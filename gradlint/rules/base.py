@@ -17,12 +17,12 @@ import libcst as cst
 from ..analysis.block import BlockAnalysis
 from ..analysis.scopes import Site
 from ..findings import Applicability, Severity
+from . import required_text
 
 
 MENTIONS_GRADCHECK = re.compile(r"gradcheck")
-DEFINES_BACKWARD = re.compile(r"\bdef\s+(?:backward|vjp)\b")
-# substrings that must be present for the pattern to match (cheaper than the regex)
-_NEEDLES = {MENTIONS_GRADCHECK: ("gradcheck",), DEFINES_BACKWARD: ("backward", "vjp")}
+# (no leading \b: a pattern that starts with a literal is searched for much faster)
+DEFINES_BACKWARD = re.compile(r"def\s+(?:backward|vjp)\b")
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,9 @@ class Rule:
     severity: ClassVar[Severity]
     summary: ClassVar[str]  # one line, for `gradlint rules`
     # the rule can only fire in a block whose text matches this regular expression (a
-    # cheap pre-check that spares parsing and analysing most code); None: always run
+    # cheap pre-check that spares parsing and analysing most code); None: always run.
+    # The engine first looks for the literal text any match must contain (see
+    # required_text), so prefer patterns with a distinctive literal, and avoid a leading \b.
     requires: ClassVar[re.Pattern | None] = None
     # ...or contains one of the module's aliases of gradcheck (`gc = torch.autograd.gradcheck`)
     requires_gradcheck_aliases: ClassVar[bool] = False
@@ -91,10 +93,7 @@ class Rule:
     def may_match(cls, text: str) -> bool:
         """Does ``text`` pass the rule's pre-check?"""
         assert cls.requires is not None
-        needles = _NEEDLES.get(cls.requires)
-        if needles is not None and not any(needle in text for needle in needles):
-            return False
-        return cls.requires.search(text) is not None
+        return required_text.may_match(cls.requires, text)
 
     @classmethod
     def fixable(cls) -> bool:

@@ -1,0 +1,94 @@
+"""What a file needs, decided from its text alone: nothing, a syntax check, or a parse.
+
+Most files of a project cannot hold a finding: no enabled rule's pre-check (its
+``requires`` regex, or a gradcheck alias) can match. Those cost a containment search for
+the literal text the rules need (one alternation for all rules) and, when GL000 is on,
+CPython's compiler as a syntax check, far cheaper than libcst.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from functools import lru_cache
+from typing import Iterable
+
+from ..rules import RULES_BY_CODE, SYNTAX_ERROR
+from ..rules.base import Rule
+from ..rules.required_text import required_literals
+
+
+def compiles(text: str) -> bool:
+    """Does CPython accept ``text``? (Its full compiler is faster than building an ``ast``:
+    no Python objects are made. What it rejects and ``ast`` accepts, such as a ``return``
+    outside a function, goes on to libcst, which decides.)"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SyntaxWarning/DeprecationWarning are not our findings
+        try:
+            compile(text, "<module>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            return False
+    return True
+
+
+class RuleFilter:
+    """Can any of some rules fire in a text?"""
+
+    def __init__(self, rules: Iterable[type[Rule]]):
+        self.rules = [rule for rule in rules if rule is not SYNTAX_ERROR]
+        self.always = any(rule.requires is None for rule in self.rules)
+        plain: set[str] = set()
+        folded: set[str] = set()
+        self.unfiltered: list[type[Rule]] = []  # rules whose regex requires no literal text
+        for rule in self.rules:
+            if rule.requires is None:
+                continue
+            needles, lower = required_literals(rule.requires)
+            if needles is None:
+                self.unfiltered.append(rule)
+            else:
+                (folded if lower else plain).update(needles)
+            if rule.requires_gradcheck_aliases:
+                plain.add("gradcheck")  # `from ... import gradcheck as gc` names it
+        self._plain = _alternation(plain)
+        self._folded = _alternation(folded)
+
+    def may_fire(self, text: str) -> bool:
+        if self.always:
+            return True
+        if any(rule.may_match(text) for rule in self.unfiltered):
+            return True
+        lowered = None
+        hit = self._plain is not None and self._plain.search(text) is not None
+        if not hit and self._folded is not None:
+            lowered = text.lower()
+            hit = self._folded.search(lowered) is not None
+        if not hit:
+            return False
+        for rule in self.rules:
+            if rule.requires is not None and rule.may_match(text):
+                return True
+            if rule.requires_gradcheck_aliases and "gradcheck" in text:
+                return True
+        return False
+
+
+def _alternation(needles: set[str]) -> re.Pattern | None:
+    if not needles:
+        return None
+    return re.compile("|".join(re.escape(n) for n in sorted(needles, key=lambda n: (-len(n), n))))
+
+
+@lru_cache(maxsize=64)
+def rule_filter(codes: frozenset[str]) -> RuleFilter:
+    return RuleFilter(RULES_BY_CODE[code] for code in sorted(codes) if code in RULES_BY_CODE)
+
+
+def nothing_to_find(text: str, codes: frozenset[str]) -> bool:
+    """Skip the parse: no enabled rule can fire in ``text`` and CPython compiles it (so it
+    has no syntax error either)."""
+    if rule_filter(codes).may_fire(text):
+        return False
+    if SYNTAX_ERROR.code not in codes:
+        return True
+    return compiles(text)  # else let libcst decide, and place the error
