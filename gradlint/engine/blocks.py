@@ -7,12 +7,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import libcst as cst
-from libcst.metadata import (
-    CodeRange,
-    MetadataWrapper,
-    PositionProvider,
-    WhitespaceInclusivePositionProvider,
-)
+from libcst.metadata import CodePosition, CodeRange
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from ..analysis.names import BindingKind, ScopeTable, body_statements, dotted_name
 
@@ -37,18 +33,39 @@ class ParsedBlock:
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         if self._positions is None:
-            assert self.module is not None
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = dict(wrapper.resolve(PositionProvider))
-        return self._positions[node]
+            self._resolve_positions()
+        return self._positions[node]  # type: ignore[index]
 
     def whitespace_position(self, node: cst.CSTNode) -> CodeRange:
         """The exact span of ``module.code_for_node(node)``: what a replacement replaces."""
         if self._whitespace_positions is None:
-            assert self.module is not None
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._whitespace_positions = dict(wrapper.resolve(WhitespaceInclusivePositionProvider))
-        return self._whitespace_positions[node]
+            self._resolve_positions()
+        return self._whitespace_positions[node]  # type: ignore[index]
+
+    def _resolve_positions(self) -> None:
+        """Both kinds of positions from one code generation (libcst's providers make one
+        each); the same values as ``PositionProvider``/``WhitespaceInclusivePositionProvider``."""
+        assert self.module is not None
+        sink = _PositionSink()
+        state = _BothPositionsState(default_indent=self.module.default_indent,
+                                    default_newline=self.module.default_newline, provider=sink)
+        self.module._codegen(state)
+        self._positions, self._whitespace_positions = sink._computed, sink.whitespace
+
+
+class _PositionSink:
+    def __init__(self) -> None:
+        self._computed: dict = {}  # syntactic positions (where libcst's provider keeps them)
+        self.whitespace: dict = {}
+
+
+class _BothPositionsState(PositionProvidingCodegenState):
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self._stack.pop()
+        span = CodeRange(start, CodePosition(self.line, self.column))
+        self.provider.whitespace[node] = span
+        if node not in self.provider._computed:
+            self.provider._computed[node] = span
 
 
 def parse_block(text: str) -> ParsedBlock:
