@@ -17,7 +17,7 @@ from ..analysis import torch_api, traverse
 from ..analysis.block import BlockAnalysis
 from ..analysis.facts import Evaluator
 from ..analysis.scopes import ModuleContext, default_dtype_of
-from ..analysis.source import NEWLINE, Block, ScannedSource, scan
+from ..analysis.source import NEWLINE, Block, ScannedSource, rescan, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
 from ..rules import RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from ..rules.base import Report, Rule
@@ -27,6 +27,10 @@ from .prefilter import nothing_to_find
 from .suppressions import is_suppressed, parse_suppressions, unused_codes, without_codes
 
 MAX_SOURCE_CHARS = 8 * 2 ** 20  # larger files are generated code; parsing them would take minutes
+# A block that fails to parse may come from a wrong lexical split (exotic strings): in files
+# up to this size, a whole-file compile decides. Beyond it, that O(file) check on every
+# keystroke of half-typed code costs more than the rare mis-split it recovers from.
+WHOLE_FILE_RETRY_CHARS = 512 * 1024
 
 
 @dataclass
@@ -44,6 +48,20 @@ class LintCache:
         self.findings: OrderedDict[tuple, list[Finding]] = OrderedDict()
         self.capacity = capacity
         self.analysed_blocks = 0  # blocks whose rules actually ran (for tests/benchmarks)
+        self.scans: OrderedDict[str, tuple[str, ScannedSource]] = OrderedDict()  # by path
+        self.scan_capacity = 32
+
+    def scan(self, text: str, path: str | None) -> ScannedSource:
+        """The blocks of ``text``; the previous version of the same path is rescanned only
+        where it changed (an editor's one-line edit to a big file costs one block)."""
+        previous = self.scans.get(path) if path is not None else None
+        scanned = scan(text) if previous is None else rescan(previous[0], previous[1], text)
+        if path is not None:
+            self.scans.pop(path, None)
+            self.scans[path] = (text, scanned)
+            while len(self.scans) > self.scan_capacity:
+                self.scans.popitem(last=False)
+        return scanned
 
     def remember(self, key: tuple, findings: list[Finding]) -> None:
         self.findings[key] = findings
@@ -72,8 +90,9 @@ class ModuleView:
                              self.evaluator, self.gradcheck_aliases)
 
 
-def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO) -> ModuleView:
-    scanned = scan(text)
+def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
+                path: str | None = None) -> ModuleView:
+    scanned = cache.scan(text, path)
     parsed = _parse_blocks(scanned.blocks, cache.blocks, text)
     good = [(block, entry) for block, entry in parsed if entry.module is not None]
     statements: list[cst.BaseStatement] = []
@@ -121,7 +140,7 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         return LintResult([])  # gradlint's scope: code that uses torch
     if not exhaustive and nothing_to_find(text, options.select):
         return LintResult([])
-    view = view_module(text, cache, options.default_dtype)
+    view = view_module(text, cache, options.default_dtype, path)
     findings: list[Finding] = []
     syntax_errors = 0
     for block, entry in view.parsed:
@@ -216,7 +235,7 @@ def _parse_blocks(blocks: Sequence[Block], cache: BlockCache, text: str
                 continue
         merged.append((block, entry))
         index += 1
-    if any(entry.module is None for _, entry in merged):
+    if any(entry.module is None for _, entry in merged) and len(text) <= WHOLE_FILE_RETRY_CHARS:
         try:
             compile(text, "<module>", "exec", dont_inherit=True, flags=0x400)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
