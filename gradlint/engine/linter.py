@@ -7,9 +7,10 @@ re-parsed nor re-analysed.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import libcst as cst
 
@@ -41,15 +42,19 @@ class LintResult:
 
 
 class LintCache:
-    """Shared by successive lints of the same (or similar) documents."""
+    """Shared by successive lints of the same (or similar) documents; bounded by bytes."""
 
-    def __init__(self, capacity: int = 20000):
-        self.blocks = BlockCache(capacity)
+    def __init__(self, max_bytes: int = 96 * 2 ** 20):
+        self.blocks = BlockCache(max_bytes * 2 // 3)
+        # findings per (block text, context): an LRU bounded by estimated bytes
         self.findings: OrderedDict[tuple, list[Finding]] = OrderedDict()
-        self.capacity = capacity
+        self._finding_bytes: dict[tuple, int] = {}
+        self.findings_bytes = 0
+        self.max_findings_bytes = max_bytes // 6
         self.analysed_blocks = 0  # blocks whose rules actually ran (for tests/benchmarks)
         self.scans: OrderedDict[str, tuple[str, ScannedSource]] = OrderedDict()  # by path
-        self.scan_capacity = 32
+        self.scan_capacity = 16
+        self.capacity = 4000  # entries, for callers that keep their own per-block stores here
 
     def scan(self, text: str, path: str | None) -> ScannedSource:
         """The blocks of ``text``; the previous version of the same path is rescanned only
@@ -64,9 +69,15 @@ class LintCache:
         return scanned
 
     def remember(self, key: tuple, findings: list[Finding]) -> None:
+        size = 200 + len(key[0]) + sum(400 + len(f.message) for f in findings)
+        if key in self.findings:
+            self.findings_bytes -= self._finding_bytes[key]
         self.findings[key] = findings
-        if len(self.findings) > self.capacity:
-            self.findings.popitem(last=False)
+        self._finding_bytes[key] = size
+        self.findings_bytes += size
+        while self.findings_bytes > self.max_findings_bytes and len(self.findings) > 1:
+            old, _ = self.findings.popitem(last=False)
+            self.findings_bytes -= self._finding_bytes.pop(old)
 
 
 @dataclass
@@ -91,9 +102,9 @@ class ModuleView:
 
 
 def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
-                path: str | None = None) -> ModuleView:
+                path: str | None = None, cancelled: Callable[[], bool] | None = None) -> ModuleView:
     scanned = cache.scan(text, path)
-    parsed = _parse_blocks(scanned.blocks, cache.blocks, text)
+    parsed = _parse_blocks(scanned.blocks, cache.blocks, text, cancelled)
     good = [(block, entry) for block, entry in parsed if entry.module is not None]
     statements: list[cst.BaseStatement] = []
     indexes: list[range] = []
@@ -113,19 +124,35 @@ def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
                       _gradcheck_aliases(context), top_to_block)
 
 
+class LintCancelled(Exception):
+    """The lint was given up (``cancelled()`` said so): a newer version is on its way."""
+
+
 def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = None,
-                cache: LintCache | None = None, *, exhaustive: bool = False) -> LintResult:
+                cache: LintCache | None = None, *, exhaustive: bool = False,
+                cancelled: Callable[[], bool] | None = None,
+                progress: Callable[[list[Finding]], None] | None = None,
+                progress_interval: float = 1.0) -> LintResult:
     """The findings in ``text``. ``exhaustive`` turns every shortcut off (text pre-checks,
-    caches, the fast tree walk): the reference the fast path must agree with."""
+    caches, the fast tree walk): the reference the fast path must agree with.
+
+    For editors: ``cancelled`` is asked between blocks (LintCancelled when it says yes);
+    ``progress`` receives the findings of the blocks analysed so far (suppressions applied,
+    sorted) when a lint has run for ``progress_interval`` seconds, and then as often, so a
+    big file shows its first diagnostics early and the rest follow."""
     options = options or LintOptions()
     if exhaustive:
         with traverse.libcst_traversal():
             return _lint(text, path, options, LintCache(), exhaustive=True)
-    return _lint(text, path, options, cache, exhaustive=False)
+    return _lint(text, path, options, cache, exhaustive=False, cancelled=cancelled,
+                 progress=progress, progress_interval=progress_interval)
 
 
 def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *,
-          exhaustive: bool) -> LintResult:
+          exhaustive: bool, cancelled: Callable[[], bool] | None = None,
+          progress: Callable[[list[Finding]], None] | None = None,
+          progress_interval: float = 1.0) -> LintResult:
+    started = time.monotonic()
     if cache is None:
         cache = LintCache()
     if len(text) > MAX_SOURCE_CHARS:
@@ -140,7 +167,8 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         return LintResult([])  # gradlint's scope: code that uses torch
     if not exhaustive and nothing_to_find(text, options.select):
         return LintResult([])
-    view = view_module(text, cache, options.default_dtype, path)
+    cache.blocks.mark()
+    view = view_module(text, cache, options.default_dtype, path, cancelled)
     findings: list[Finding] = []
     syntax_errors = 0
     for block, entry in view.parsed:
@@ -152,7 +180,15 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
     context_key = fingerprint((view.context_key, options.key()))
     rules = [RULES_BY_CODE[code]() for code in sorted(options.select)
              if code in RULES_BY_CODE and not RULES_BY_CODE[code].engine_level]
+    by_line, file_codes = parse_suppressions(view.scanned.comments)
+    reported = started
     for position, (block, entry) in enumerate(view.good):
+        if cancelled is not None and cancelled():
+            raise LintCancelled()
+        if progress is not None and time.monotonic() - reported >= progress_interval:
+            progress(_finish([f for f in findings if not is_suppressed(f, by_line, file_codes, set())],
+                             path))
+            reported = time.monotonic()
         key = (block.text, context_key)
         cached = cache.findings.get(key)
         if cached is not None:
@@ -177,15 +213,22 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         if cacheable:
             cache.remember(key, local)
         findings.extend(f.shifted(block.start_line - 1) for f in local)
+        entry.forget_positions()  # ~200 bytes per character: never kept
 
-    by_line, file_codes = parse_suppressions(view.scanned.comments)
+    for _, entry in view.good:
+        entry.forget_positions()  # (those of blocks that fixes reached into)
     used: set = set()
     kept = [f for f in findings if not is_suppressed(f, by_line, file_codes, used)]
     if UNUSED_SUPPRESSION.code in options.select and not file_codes:
         kept.extend(_unused_suppressions(text, view.scanned.comments, by_line, used, options))
-    kept = [replace(f, path=path) for f in _dedupe(kept)]
-    kept.sort(key=Finding.sort_key)
+    kept = _finish(kept, path)
     return LintResult(kept, suppressed=len(findings) - len(kept), syntax_errors=syntax_errors)
+
+
+def _finish(findings: list[Finding], path: str) -> list[Finding]:
+    kept = [replace(f, path=path) for f in _dedupe(findings)]
+    kept.sort(key=Finding.sort_key)
+    return kept
 
 
 def _unused_suppressions(text: str, comments: Mapping[int, str], by_line, used: set,
@@ -215,9 +258,13 @@ def _unused_suppressions(text: str, comments: Mapping[int, str], by_line, used: 
     return findings
 
 
-def _parse_blocks(blocks: Sequence[Block], cache: BlockCache, text: str
-                  ) -> list[tuple[Block, ParsedBlock]]:
-    parsed = [(block, cache.get(block.text)) for block in blocks]
+def _parse_blocks(blocks: Sequence[Block], cache: BlockCache, text: str,
+                  cancelled: Callable[[], bool] | None = None) -> list[tuple[Block, ParsedBlock]]:
+    parsed = []
+    for block in blocks:
+        if cancelled is not None and cancelled():
+            raise LintCancelled()
+        parsed.append((block, cache.get(block.text)))
     if all(entry.module is not None for _, entry in parsed):
         return parsed
     # The lexical split can be wrong around exotic strings: merge a failing block with the
