@@ -1,0 +1,219 @@
+"""The speed-ups change nothing but speed: the same findings with every shortcut off, a
+cache that is never trusted when stale or damaged, shards that cover everything once."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from gradlint.analysis import traverse
+from gradlint.analysis.source import rescan, scan
+from gradlint.engine.batch import in_shard, parse_shard, shard_of
+from gradlint.engine.blocks import BlockCache
+from gradlint.engine.files import UsageError
+from gradlint.engine.linter import LintCache, LintCancelled, lint_source
+from gradlint.engine.options import ALL_CODES
+from gradlint.rules import ALL_RULES, RULES_BY_CODE
+from gradlint.rules.required_text import may_match, required_literals
+from gradlint.server.documents import Document
+
+from conftest import ROOT, gradlint_command
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from autograd_corpus import module  # noqa: E402
+
+TORCH = Path(__import__("importlib.util").util.find_spec("torch").origin).parent
+
+
+def _corpus() -> list[tuple[str, str]]:
+    """Real and generated code with Functions, gradcheck calls and findings."""
+    texts = [(str(p), p.read_text()) for p in sorted((ROOT / "examples").rglob("*.py"))]
+    texts += [(str(p), p.read_text()) for p in sorted((ROOT / "tests" / "fixtures").rglob("*.py"))]
+    for directory in ("autograd", "nn/parallel", "nn/utils/_expanded_weights", "nn/modules"):
+        texts += [(str(p), p.read_text()) for p in sorted((TORCH / directory).rglob("*.py"))]
+    texts.append(("generated.py", module(600)))
+    for rule in ALL_RULES:
+        for index, example in enumerate([*rule.VALID, *rule.INVALID]):
+            texts.append((f"{rule.code}-{index}.py", example.code))
+    return texts
+
+
+def test_same_findings_with_every_speed_up_off():
+    checked = 0
+    for name, text in _corpus():
+        fast = lint_source(text, name).findings
+        reference = lint_source(text, name, exhaustive=True).findings
+        assert fast == reference, name
+        checked += bool(reference)
+    assert checked > 40  # the corpus has findings to compare
+
+
+def test_parallel_cached_cli_run_equals_sequential_uncached(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for index in range(12):
+        (tree / f"ops_{index}.py").write_text(module(150 + 40 * index))
+    (tree / "broken.py").write_text("import torch\ndef f(:\n")
+    base = [*gradlint_command(), "check", "--format", "json", "--exit-zero"]
+
+    def run(*extra: str) -> list:
+        out = subprocess.run([*base, *extra, str(tree)], capture_output=True, text=True, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    reference = run("--no-cache", "-j", "1")
+    assert reference and any(f["code"] == "GL000" for f in reference)
+    assert run("-j", "2", "--cache-dir", str(tmp_path / "c")) == reference  # cold, parallel
+    assert run("-j", "2", "--cache-dir", str(tmp_path / "c")) == reference  # answered from the cache
+
+
+def test_fast_visit_calls_the_hooks_of_libcst_visit_in_the_same_order():
+    class Recorder(cst.CSTVisitor):
+        def __init__(self):
+            self.events = []
+
+        def on_visit(self, node):
+            self.events.append(("enter", type(node).__name__, id(node)))
+            return not isinstance(node, cst.Lambda)  # skipping children is honoured too
+
+        def on_leave(self, node):
+            self.events.append(("leave", type(node).__name__, id(node)))
+
+    class Hooks(cst.CSTVisitor):
+        def __init__(self):
+            self.events = []
+
+        def visit_Call(self, node):
+            self.events.append(("call", id(node)))
+
+        def visit_FunctionDef(self, node):
+            self.events.append(("def", id(node)))
+            return node.name.value != "skip"
+
+        def leave_Name(self, node):
+            self.events.append(("name", id(node)))
+
+    tree = cst.parse_module(module(120) + "\ndef skip():\n    f(x)\nx = f'{a!r:>{w}}' + (lambda y: g(y))(1)\n")
+    for kind in (Recorder, Hooks):
+        fast, slow = kind(), kind()
+        traverse.visit(tree, fast)
+        with traverse.libcst_traversal():
+            traverse.visit(tree, slow)
+        assert fast.events == slow.events and fast.events
+    assert traverse.children(tree.body[0]) == list(tree.body[0].children)
+
+
+def test_rule_codes_are_known_without_importing_the_rules():
+    assert ALL_CODES == tuple(sorted(RULES_BY_CODE))
+
+
+@pytest.mark.parametrize("rule", [r for r in ALL_RULES if r.requires is not None], ids=lambda r: r.code)
+def test_literal_pre_checks_never_reject_a_match(rule):
+    needles, folded = required_literals(rule.requires)
+    assert needles, f"{rule.code}: its pre-check requires no literal text, so every file runs its regex"
+    texts = [e.code for e in [*rule.VALID, *rule.INVALID]] + [text for _, text in _corpus()[:60]]
+    for text in texts:
+        assert may_match(rule.requires, text) == (rule.requires.search(text) is not None)
+        if rule.requires.search(text):
+            haystack = text.lower() if folded else text
+            assert any(needle in haystack for needle in needles)
+
+
+def test_rescan_equals_a_full_scan_after_random_edits():
+    random.seed(15)
+    pieces = ['"""', "'''", "'", '"', "(", ")", "[", "\n", "\r\n", "\r", "\\\n", "# c\n", "def f():\n",
+              "\nclass A:\n", "else:\n", "@d\n", "x", "    ", "\n\n"]
+    for text in [module(200), (ROOT / "examples" / "custom_functions.py").read_text()]:
+        scanned = scan(text)
+        for _ in range(400):
+            start = random.randrange(len(text) + 1)
+            end = min(len(text), start + random.randrange(30))
+            new = text[:start] + random.choice(pieces) * random.randrange(3) + text[end:]
+            result = rescan(text, scanned, new)
+            assert result == scan(new)
+            if random.random() < 0.7:
+                text, scanned = new, result
+
+
+def test_document_line_index_follows_edits():
+    random.seed(14)
+    for _ in range(500):
+        text = "".join(random.choice(["ab", "\n", "\r", "\r\n", " ", "é"]) for _ in range(random.randrange(30)))
+        document = Document("file:///x.py", text, 1)
+        for _ in range(4):
+            start_line = random.randrange(document.line_count)
+            end_line = random.randrange(start_line, document.line_count)
+            start, end = random.randrange(4), random.randrange(4)
+            if start_line == end_line:
+                end = max(start, end)
+            insert = random.choice(["", "x", "\n", "\r", "\r\n", "a\nb"])
+            document.apply_change(insert, (start_line, start), (end_line, end), "utf-16")
+            assert document._starts == Document("u", document.text, 1)._starts
+
+
+def test_block_cache_is_bounded_by_bytes_but_keeps_what_the_current_lint_uses():
+    cache = BlockCache(max_bytes=200_000)
+    for index in range(300):
+        cache.mark()
+        cache.get(f"x_{index} = {index}\n" * 20)
+    assert cache.bytes <= 200_000 and len(cache) < 300
+    cache.mark()
+    big = [f"y_{index} = 1\n" * 200 for index in range(40)]  # more than the budget, in one lint
+    for text in big:
+        cache.get(text)
+    misses = cache.misses
+    for text in big:
+        cache.get(text)
+    assert cache.misses == misses  # nothing the lint in progress uses was evicted
+
+
+def test_editing_a_big_file_does_not_grow_the_cache_without_bound():
+    cache = LintCache(max_bytes=8 * 2 ** 20)
+    text = module(1500)
+    for version in range(60):
+        text = text.replace(f"norm > {version}", f"norm > {version + 1}", 1) if version else text
+        lint_source(text.replace("unit 0)", f"unit 0, v{version})"), "big.py", cache=cache)
+    assert cache.blocks.bytes <= 8 * 2 ** 20 * 2 // 3 + 3 * 2 ** 20  # the budget (+ the doc in use)
+    assert cache.findings_bytes <= cache.max_findings_bytes
+
+
+def test_a_lint_can_be_cancelled_and_reports_progress():
+    text = module(800)
+    with pytest.raises(LintCancelled):
+        lint_source(text, "x.py", cancelled=lambda: True)
+    early: list = []
+    final = lint_source(text, "x.py", progress=early.append, progress_interval=0.0).findings
+    assert early and all(set(part) <= set(final) for part in early)
+    assert len(early[-1]) <= len(final)
+
+
+def test_shards_cover_every_file_exactly_once(tmp_path, cli):
+    for index in range(30):
+        (tmp_path / f"m{index}.py").write_text(module(60).replace("ScaledTanh", f"S{index}_"))
+    full = json.loads(cli("check", "--format", "json", "--exit-zero", "--no-cache", ".", cwd=tmp_path).stdout)
+    union: list = []
+    files_seen: dict[str, int] = {}
+    for k in range(1, 5):
+        out = cli("check", "--format", "json", "--exit-zero", "--no-cache", "--shard", f"{k}/4", ".",
+                  cwd=tmp_path)
+        part = json.loads(out.stdout)
+        union += part
+        for path in {f["path"] for f in part}:
+            files_seen[path] = files_seen.get(path, 0) + 1
+    assert sorted(json.dumps(f, sort_keys=True) for f in union) == \
+        sorted(json.dumps(f, sort_keys=True) for f in full)
+    assert len(files_seen) == 30 and set(files_seen.values()) == {1}
+    names = [f"pkg/m{i}.py" for i in range(1000)]
+    for n in (1, 3, 7):
+        owners = [[k for k in range(1, n + 1) if in_shard(name, (k, n))] for name in names]
+        assert all(len(o) == 1 for o in owners)
+    assert shard_of("pkg/a.py", 8) == shard_of("pkg/a.py", 8)  # stable (not hash())
+    for bad in ("0/3", "4/3", "1", "a/b", "1/0"):
+        with pytest.raises(UsageError):
+            parse_shard(bad)
