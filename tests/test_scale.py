@@ -35,8 +35,11 @@ def _corpus() -> list[tuple[str, str]]:
     """Real and generated code with Functions, gradcheck calls and findings."""
     texts = [(str(p), p.read_text()) for p in sorted((ROOT / "examples").rglob("*.py"))]
     texts += [(str(p), p.read_text()) for p in sorted((ROOT / "tests" / "fixtures").rglob("*.py"))]
-    for directory in ("autograd", "nn/parallel", "nn/utils/_expanded_weights", "nn/modules"):
+    for directory in ("nn/parallel", "nn/utils/_expanded_weights"):
         texts += [(str(p), p.read_text()) for p in sorted((TORCH / directory).rglob("*.py"))]
+    for name in ("nn/modules/_functions.py", "autograd/function.py", "autograd/__init__.py",
+                 "utils/checkpoint.py", "nn/modules/linear.py"):
+        texts.append((name, (TORCH / name).read_text()))
     texts.append(("generated.py", module(600)))
     for rule in ALL_RULES:
         for index, example in enumerate([*rule.VALID, *rule.INVALID]):
