@@ -220,3 +220,20 @@ def test_shards_cover_every_file_exactly_once(tmp_path, cli):
     for bad in ("0/3", "4/3", "1", "a/b", "1/0"):
         with pytest.raises(UsageError):
             parse_shard(bad)
+
+
+def test_run_shards_cover_every_target_exactly_once(tmp_path, cli):
+    import shutil
+
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "run_project", project)
+
+    def targets(*extra: str) -> list[str]:
+        result = cli("run", "--format", "json", "--exit-zero", *extra, cwd=project, timeout=600)
+        assert result.returncode == 0, result.stderr
+        return [item["target"] for item in json.loads(result.stdout)]
+
+    everything = targets()
+    parts = [targets("--shard", f"{k}/3") for k in (1, 2, 3)]
+    assert len(everything) >= 3
+    assert sorted(t for part in parts for t in part) == sorted(everything)

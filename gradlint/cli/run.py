@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.source import SourceDecodeError, decode_source
+from ..engine.batch import default_workers, in_shard, parse_shard
 from ..engine.config import ConfigResolver
 from ..engine.files import UsageError, discover
 from ..engine.linter import LintCache
@@ -25,7 +26,10 @@ def add_parser(commands) -> None:
     run = commands.add_parser("run", help="run gradcheck on Functions and gradcheck calls (executes code)")
     run.add_argument("targets", nargs="*", metavar="PATH[::SYMBOL]",
                      help="files, directories, or file::Symbol / file::LINE (default: .)")
-    run.add_argument("-j", "--jobs", type=int, default=2, metavar="N", help="parallel runs (default 2)")
+    run.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                     help="parallel runs (default: one per CPU)")
+    run.add_argument("--shard", metavar="K/N",
+                     help="run only the K-th of N disjoint parts of the targets (for CI matrices)")
     run.add_argument("--format", choices=["text", "json"], default="text")
     run.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                      help="per run (default 60)")
@@ -73,6 +77,9 @@ def run_command(args: argparse.Namespace) -> int:
                 plans.append(plan(target, file, text, root, cache=cache, limits=limits,
                                   options=options, display=f"{_relative(file, cwd)}::{name}"))
     plans = _dedupe(plans)
+    if args.shard:
+        shard = parse_shard(args.shard)
+        plans = [item for item in plans if in_shard(item.display, shard)]
     if not plans:
         if args.format == "json":
             print("[]")
@@ -181,7 +188,7 @@ class _Progress:
 
 
 async def _run_all(plans: list[RunPlan], python: str, cwd: Path, args) -> list[dict] | None:
-    client = WorkerClient(python, str(cwd), max_parallel=max(1, args.jobs))
+    client = WorkerClient(python, str(cwd), max_parallel=args.jobs if args.jobs > 0 else default_workers())
     progress = _Progress(len(plans), sys.stderr.isatty() and args.format == "text")
     try:
         progress.update("starting the worker (importing torch)…")
