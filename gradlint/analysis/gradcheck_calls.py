@@ -61,6 +61,8 @@ class StatementExpressions(cst.CSTVisitor):
     """Nodes of some types in one statement's own expressions (nested bodies, lambdas and
     comprehensions, which have scopes of their own, are skipped)."""
 
+    skip_trivia = True  # (traverse.visit: layout nodes are never what it collects)
+
     def __init__(self, root: cst.CSTNode, types: tuple[type, ...]) -> None:
         self.root = root
         self.types = types

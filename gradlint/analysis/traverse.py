@@ -24,6 +24,24 @@ import libcst as cst
 _CSTVisitor = cst.CSTVisitor
 _CSTNode = cst.CSTNode
 
+
+def _trivia() -> frozenset[type]:
+    """Node classes whose subtrees hold only layout: whitespace, comments, newlines,
+    operator tokens and brackets (an operator's meaning is read from its parent)."""
+    from libcst._nodes import op, whitespace
+
+    found = {cls for module in (op, whitespace) for cls in vars(module).values()
+             if isinstance(cls, type) and issubclass(cls, _CSTNode) and cls.__module__ == module.__name__}
+    found |= {cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+              cst.LeftCurlyBrace, cst.RightCurlyBrace}
+    return frozenset(found)
+
+
+# A visitor whose hooks name none of these classes (or, for one that overrides on_visit,
+# that sets ``skip_trivia = True``) is not walked through them: about half of all nodes.
+TRIVIA = _trivia()
+_TRIVIA_NAMES = frozenset(cls.__name__ for cls in TRIVIA)
+
 # node class -> names of its fields that may hold children, in lexical (visiting) order
 _FIELDS: dict[type, tuple[str, ...]] = {}
 # visitor class -> (node class -> (visit hook or None, leave hook or None)), or None: use
@@ -88,8 +106,18 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
 def _plan(visitor_class: type) -> dict | None:
     plan = _PLANS.get(visitor_class)
     if plan is None:
-        plan = _PLANS[visitor_class] = {} if _readonly_with_node_hooks(visitor_class) else _NO_PLAN
+        if _readonly_with_node_hooks(visitor_class):
+            hooked = any(_own_hook(visitor_class, f"{kind}_{name}") is not None
+                         for name in _TRIVIA_NAMES for kind in ("visit", "leave"))
+            plan = {_SKIP: _NOTHING if hooked else TRIVIA}
+        else:
+            plan = _NO_PLAN
+        _PLANS[visitor_class] = plan
     return None if plan is _NO_PLAN else plan
+
+
+_SKIP = object()  # the plan's entry for the node classes not to walk into
+_NOTHING: frozenset[type] = frozenset()
 
 
 def _readonly_with_node_hooks(visitor_class: type) -> bool:
@@ -132,48 +160,60 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     custom_visit = cls.on_visit is not _CSTVisitor.on_visit
     custom_leave = cls.on_leave is not _CSTVisitor.on_leave
     if custom_visit or custom_leave:
-        _walk_generic(node, visitor)
+        _walk_generic(node, visitor, TRIVIA if getattr(visitor, "skip_trivia", False) else _NOTHING)
     else:
-        _walk_hooks(node, visitor, plan)
+        _walk_hooks(node, visitor, plan, plan[_SKIP])
 
 
-def _walk_generic(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+def _walk_generic(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset) -> None:
     if visitor.on_visit(node):
         for name in _FIELDS.get(type(node)) or _fields_of(node):
             value = getattr(node, name)
             kind = type(value)
             if kind in _NODE_TYPES:
-                _walk_generic(value, visitor)
+                if kind not in skip:
+                    _walk_generic(value, visitor, skip)
             elif kind is tuple or kind is list:
                 for item in value:
-                    if type(item) in _NODE_TYPES or (type(item) not in _OTHER_TYPES and _is_node(item)):
-                        _walk_generic(item, visitor)
-            elif kind not in _OTHER_TYPES and _is_node(value):
-                _walk_generic(value, visitor)
+                    item_kind = type(item)
+                    if item_kind in _NODE_TYPES or (item_kind not in _OTHER_TYPES and _is_node(item)):
+                        if item_kind not in skip:
+                            _walk_generic(item, visitor, skip)
+            elif kind not in _OTHER_TYPES and _is_node(value) and kind not in skip:
+                _walk_generic(value, visitor, skip)
     visitor.on_leave(node)
 
 
 def _hooks(visitor: cst.CSTVisitor, plan: dict, node_class: type
            ) -> tuple[Callable | None, Callable | None]:
     name = node_class.__name__
-    hooks = plan[node_class] = (getattr(type(visitor), f"visit_{name}", None),
-                                getattr(type(visitor), f"leave_{name}", None))
+    hooks = plan[node_class] = (_own_hook(type(visitor), f"visit_{name}"),
+                                _own_hook(type(visitor), f"leave_{name}"))
     return hooks
 
 
-def _walk_hooks(node: cst.CSTNode, visitor: cst.CSTVisitor, plan: dict) -> None:
+def _own_hook(visitor_class: type, name: str) -> Callable | None:
+    """The visitor's hook, or None when it is CSTVisitor's do-nothing default."""
+    hook = getattr(visitor_class, name, None)
+    return None if hook is None or hook is getattr(_CSTVisitor, name, None) else hook
+
+
+def _walk_hooks(node: cst.CSTNode, visitor: cst.CSTVisitor, plan: dict, skip: frozenset) -> None:
     enter, leave = plan.get(type(node)) or _hooks(visitor, plan, type(node))
     if enter is None or enter(visitor, node) is not False:
         for name in _FIELDS.get(type(node)) or _fields_of(node):
             value = getattr(node, name)
             kind = type(value)
             if kind in _NODE_TYPES:
-                _walk_hooks(value, visitor, plan)
+                if kind not in skip:
+                    _walk_hooks(value, visitor, plan, skip)
             elif kind is tuple or kind is list:
                 for item in value:
-                    if type(item) in _NODE_TYPES or (type(item) not in _OTHER_TYPES and _is_node(item)):
-                        _walk_hooks(item, visitor, plan)
-            elif kind not in _OTHER_TYPES and _is_node(value):
-                _walk_hooks(value, visitor, plan)
+                    item_kind = type(item)
+                    if item_kind in _NODE_TYPES or (item_kind not in _OTHER_TYPES and _is_node(item)):
+                        if item_kind not in skip:
+                            _walk_hooks(item, visitor, plan, skip)
+            elif kind not in _OTHER_TYPES and _is_node(value) and kind not in skip:
+                _walk_hooks(value, visitor, plan, skip)
     if leave is not None:
         leave(visitor, node)
