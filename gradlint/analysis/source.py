@@ -85,6 +85,14 @@ def decode_source(data: bytes) -> str:
         )
 
 
+_NOISE = re.compile(_TOKEN.pattern.split("  | (?P<open>")[0], re.VERBOSE | re.DOTALL)
+
+
+def without_comments_and_strings(text: str) -> str:
+    """``code_only(text)``, faster: one substitution that visits only comments and strings."""
+    return _NOISE.sub(" ", text)
+
+
 def code_only(text: str) -> str:
     """``text`` with comments and string literals blanked out (for textual pre-checks)."""
     pieces = []

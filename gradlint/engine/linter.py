@@ -24,7 +24,7 @@ from ..rules import RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from ..rules.base import Report, Rule
 from .blocks import BlockCache, ParsedBlock
 from .options import AUTO, LintOptions, fingerprint
-from .prefilter import nothing_to_find
+from .prefilter import Code, may_fire, nothing_to_find
 from .suppressions import is_suppressed, parse_suppressions, unused_codes, without_codes
 
 MAX_SOURCE_CHARS = 8 * 2 ** 20  # larger files are generated code; parsing them would take minutes
@@ -195,8 +195,9 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
             cache.findings.move_to_end(key)
             findings.extend(f.shifted(block.start_line - 1) for f in cached)
             continue
+        code = Code(block.text)
         active = [rule for rule in rules
-                  if exhaustive or _may_fire(rule, block.text, view.gradcheck_aliases)]
+                  if exhaustive or may_fire(rule, block.text, code, view.gradcheck_aliases)]
         if not active:
             cache.remember(key, [])
             continue
@@ -293,10 +294,6 @@ def _parse_blocks(blocks: Sequence[Block], cache: BlockCache, text: str,
     return merged
 
 
-def _may_fire(rule: Rule, text: str, aliases: Iterable[str]) -> bool:
-    if rule.requires is None or rule.may_match(text):
-        return True
-    return rule.requires_gradcheck_aliases and any(alias in text for alias in aliases)
 
 
 def _gradcheck_aliases(context: ModuleContext) -> list[str]:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 import warnings
 from functools import lru_cache
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..rules import RULES_BY_CODE, SYNTAX_ERROR
-from ..rules.base import Rule
+from ..analysis.source import without_comments_and_strings
+from ..rules.base import CODE_PATTERNS, MENTIONS_GRADCHECK, Rule
 from ..rules.required_text import required_literals
 
 
@@ -65,12 +66,37 @@ class RuleFilter:
             hit = self._folded.search(lowered) is not None
         if not hit:
             return False
-        for rule in self.rules:
-            if rule.requires is not None and rule.may_match(text):
-                return True
-            if rule.requires_gradcheck_aliases and "gradcheck" in text:
-                return True
+        return any(may_fire(rule, text, Code(text)) for rule in self.rules)
+
+
+class Code:
+    """``text`` without comments and strings, made once and only if asked for."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._code: str | None = None
+
+    def __call__(self) -> str:
+        if self._code is None:
+            self._code = without_comments_and_strings(self.text)
+        return self._code
+
+
+def may_fire(rule: type[Rule], text: str, code: Callable[[], str],
+             aliases: Iterable[str] | None = None) -> bool:
+    """Can ``rule`` fire in ``text``? ``code``: the text without comments and strings;
+    ``aliases``: for a block, the names its module binds to gradcheck (None for a file)."""
+    if rule.requires is None:
+        return True
+    in_code = rule.requires_in_code or rule.requires in CODE_PATTERNS
+    if rule.may_match(text) and (not in_code or rule.requires.search(code())):
+        return True
+    if not rule.requires_gradcheck_aliases:
         return False
+    if aliases is not None:
+        return any(alias in text for alias in aliases)
+    # a file that binds an alias (`gc = torch.autograd.gradcheck`) names gradcheck in code
+    return MENTIONS_GRADCHECK.search(text) is not None and MENTIONS_GRADCHECK.search(code()) is not None
 
 
 def _alternation(needles: set[str]) -> re.Pattern | None:

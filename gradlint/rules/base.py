@@ -20,9 +20,13 @@ from ..findings import Applicability, Severity
 from . import required_text
 
 
-MENTIONS_GRADCHECK = re.compile(r"gradcheck")
+# a name ending in gradcheck (gradgradcheck too), not gradcheck_wrapper= and the like
+MENTIONS_GRADCHECK = re.compile(r"gradcheck(?!\w)")
 # (no leading \b: a pattern that starts with a literal is searched for much faster)
 DEFINES_BACKWARD = re.compile(r"def\s+(?:backward|vjp)\b")
+# patterns about code: the engine does not count matches in comments and strings
+# (a docstring that says "gradcheck" does not make a file worth parsing)
+CODE_PATTERNS = frozenset({MENTIONS_GRADCHECK, DEFINES_BACKWARD})
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,9 @@ class Rule:
     # The engine first looks for the literal text any match must contain (see
     # required_text), so prefer patterns with a distinctive literal, and avoid a leading \b.
     requires: ClassVar[re.Pattern | None] = None
+    # the pre-check is about code: matches in comments and strings do not count (also true
+    # of the shared patterns in CODE_PATTERNS)
+    requires_in_code: ClassVar[bool] = False
     # ...or contains one of the module's aliases of gradcheck (`gc = torch.autograd.gradcheck`)
     requires_gradcheck_aliases: ClassVar[bool] = False
     # the engine reports it (it needs the whole file, not one block): `check` is not called
