@@ -44,6 +44,25 @@ def is_memory_error(exc):
 
 
 _USER_PHASES = ("forward", "backward", "setup_context", "jvp", "vjp", "vmap")
+# what torch says, from its C++ engine, about a user's Function (no user frame in the traceback)
+_ABOUT_USER_CODE = (
+    "Backward returned", "returned an incorrect number of gradients", "returned an invalid gradient",
+    "does not require grad and does not have a grad_fn", "modified by an inplace operation",
+    "leaf Variable that requires grad", "mark_dirty", "save_for_backward", "saved_tensors", "setup_context",
+    "implement the jvp", "implement either the backward or vjp", "vmap support", "differentiate twice",
+    "appears to not have been used in the graph", "expected Variable or None", "gradient different than None",
+    "handle undefined output grads", "Legacy autograd function",
+)
+
+
+def is_users(exc, reporter):
+    """Did the user's code raise ``exc`` (rather than gradlint's own checking machinery)?"""
+    if is_memory_error(exc) or reporter.user_frames(exc):
+        return True
+    if not isinstance(exc, Exception):
+        return True
+    text = str(exc)
+    return any(s in text for s in _ABOUT_USER_CODE)
 
 
 class Reporter(object):
