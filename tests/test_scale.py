@@ -18,7 +18,7 @@ from gradlint.engine.batch import in_shard, parse_shard, shard_of
 from gradlint.engine.blocks import BlockCache
 from gradlint.engine.files import UsageError
 from gradlint.engine.linter import LintCache, LintCancelled, lint_source
-from gradlint.engine.options import ALL_CODES
+from gradlint.engine.options import ALL_CODES, LintOptions
 from gradlint.rules import ALL_RULES, RULES_BY_CODE
 from gradlint.rules.required_text import may_match, required_literals
 from gradlint.server.documents import Document
@@ -237,3 +237,19 @@ def test_run_shards_cover_every_target_exactly_once(tmp_path, cli):
     parts = [targets("--shard", f"{k}/3") for k in (1, 2, 3)]
     assert len(everything) >= 3
     assert sorted(t for part in parts for t in part) == sorted(everything)
+
+
+async def test_a_newer_lint_of_the_same_document_supersedes_the_running_one():
+    import asyncio
+
+    from gradlint.server.linting import Linter
+
+    linter = Linter()
+    old = asyncio.ensure_future(linter.lint(module(3000), "doc.py", LintOptions(), supersede="doc"))
+    await asyncio.sleep(0)  # the old lint is handed to the lint thread
+    new = await linter.lint(module(300), "doc.py", LintOptions(), supersede="doc")
+    assert await old is None  # given up at its next block
+    assert new and new == lint_source(module(300), "doc.py").findings
+    other = await linter.lint(module(300), "other.py", LintOptions(), supersede="other")
+    assert other  # another document is not affected
+    linter.shutdown()

@@ -223,8 +223,10 @@ class GradlintServer(LanguageServer):
         self.publish(current, snapshot)
 
     def _publish_early(self, uri: str, version: int | None, findings: list) -> None:
+        """The first findings of a big file still being linted (only until its first full
+        lint: later, early results would hide diagnostics the editor already shows)."""
         current = self.documents.get(uri)
-        if current is not None and current.version == version:
+        if findings and uri not in self.snapshots and current is not None and current.version == version:
             self.publish(current, LintSnapshot(uri, version, tuple(findings)))
 
     def publish(self, document: Document, snapshot: LintSnapshot) -> None:
