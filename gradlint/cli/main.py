@@ -7,7 +7,6 @@ Exit status: 0 no findings, 1 findings (or a failed gradcheck), 2 usage or tool 
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import sys
@@ -26,7 +25,24 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 CACHE_DIRECTORY = ".gradlint_cache"
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, sized without importing shutil (argparse builds one for every
+    option it adds; shutil and the compression modules it imports cost a cached re-run)."""
+
+    def __init__(self, prog: str, **kwargs):
+        try:
+            width = int(os.environ.get("COLUMNS", "0")) or os.get_terminal_size(sys.stderr.fileno()).columns
+        except (OSError, ValueError):
+            width = 80
+        kwargs.setdefault("width", max(width - 2, 20))
+        super().__init__(prog, **kwargs)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):  # one clear line, exit 2
         self.exit(EXIT_ERROR, f"gradlint: error: {message}\n")
 
@@ -264,6 +280,8 @@ def _print_diffs(reports: list[FileReport], exit_zero: bool) -> int:
         if report.fixed is None or report.original is None or report.fixed == report.original:
             continue
         changed += 1
+        import difflib
+
         diff = difflib.unified_diff(report.original.splitlines(keepends=True),
                                     report.fixed.splitlines(keepends=True),
                                     fromfile=f"a/{report.display}", tofile=f"b/{report.display}")

@@ -17,9 +17,7 @@ import hashlib
 import importlib.util
 import json
 import os
-import shutil
 import sys
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -95,6 +93,8 @@ class CheckCache:
             return
         payload = [finding_to_json(f) for f in findings]
         entry = {"format": FORMAT, "key": key, "findings": payload, "check": _checksum(payload)}
+        import tempfile  # (only runs that write pay for importing it)
+
         target = self._entry(path)
         try:
             self._prepare()
@@ -135,6 +135,8 @@ def clean(directory: Path) -> bool:
     """Remove a gradlint cache directory (only one gradlint made). Returns whether it did."""
     if not is_cache_directory(directory):
         return False
+    import shutil
+
     shutil.rmtree(directory, ignore_errors=True)
     return True
 
