@@ -23,7 +23,11 @@ from gradlint.rules import ALL_RULES, RULES_BY_CODE
 from gradlint.rules.required_text import may_match, required_literals
 from gradlint.server.documents import Document
 
-from conftest import ROOT, gradlint_command
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def gradlint_command() -> list[str]:
+    return [str(Path(sys.executable).parent / "gradlint")]
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from autograd_corpus import module  # noqa: E402
