@@ -185,6 +185,10 @@ def measure(name: str, target: Path, rounds: int, workdir: Path, rows: list, mem
 
 
 def other_linter(name: str, command: list[str], target: Path, workdir: Path, rows: list) -> None:
+    copy = workdir / "linted" / target.name  # outside any .gitignore'd venv (Fixit skips those)
+    if not copy.exists():
+        shutil.copytree(target, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy
     listing = workdir / "linter.files"
     listing.write_text("\n".join(python_files(target)))
     base = bare(BARE_PARSE, listing)
