@@ -257,3 +257,81 @@ async def test_a_newer_lint_of_the_same_document_supersedes_the_running_one():
     other = await linter.lint(module(300), "other.py", LintOptions(), supersede="other")
     assert other  # another document is not affected
     linter.shutdown()
+
+
+def _check_json(cli, directory: Path, cache: Path, *extra: str) -> list:
+    result = cli("check", "--format", "json", "--exit-zero", "--cache-dir", str(cache), *extra, ".",
+                 cwd=directory)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted((cache / "check").rglob("*.json"))
+
+
+def test_cache_entries_that_are_corrupt_or_stale_are_never_trusted(tmp_path, cli):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "ops.py").write_text(module(120))
+    (project / "clean.py").write_text("import torch\n\nx = torch.ones(3)\n")
+    cache = tmp_path / "cache"
+    reference = _check_json(cli, project, cache, "--no-cache")
+    assert reference and not _entries(cache)  # --no-cache writes nothing
+    assert _check_json(cli, project, cache) == reference
+    entries = _entries(cache)
+    assert len(entries) == 2
+    # damaged in every way a disk or a killed writer could leave it
+    damages = [b"", b"\x00\xff garbage", b'{"format": 1', b"[]", b'{"format": 1, "key": 5}']
+    for damage in damages:
+        for entry in entries:
+            entry.write_bytes(damage)
+        assert _check_json(cli, project, cache) == reference
+        assert all(json.loads(entry.read_text())["findings"] is not None for entry in entries)
+    # valid JSON with forged findings but the wrong checksum: ignored
+    for entry in entries:
+        data = json.loads(entry.read_text())
+        data["findings"] = []
+        entry.write_text(json.dumps(data))
+    assert _check_json(cli, project, cache) == reference
+    # stale: the file changed (a finding fixed by hand), or the options did
+    (project / "ops.py").write_text(module(120).replace("x = torch.randn(2, requires_grad=True)",
+                                                        "x = torch.randn(2, dtype=torch.float64, requires_grad=True)"))
+    assert _check_json(cli, project, cache) == _check_json(cli, project, cache, "--no-cache")
+    only_gl001 = _check_json(cli, project, cache, "--select", "GL001")
+    assert only_gl001 and {f["code"] for f in only_gl001} == {"GL001"}
+    assert _check_json(cli, project, cache, "--select", "GL001", "--no-cache") == only_gl001
+
+
+def test_concurrent_runs_share_the_cache_safely(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    for index in range(8):
+        (project / f"ops_{index}.py").write_text(module(100 + 20 * index))
+    cache = tmp_path / "cache"
+    command = [*gradlint_command(), "check", "--format", "json", "--exit-zero", "-j", "1",
+               "--cache-dir", str(cache), "."]
+    runs = [subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for _ in range(4)]
+    outputs = [run.communicate(timeout=600) for run in runs]
+    assert all(run.returncode == 0 for run in runs), [err for _, err in outputs]
+    first = json.loads(outputs[0][0])
+    assert first and all(json.loads(out) == first for out, _ in outputs)
+    entries = _entries(cache)
+    assert len(entries) == 8 and not list((cache / "check").rglob(".tmp-*"))
+    assert all(json.loads(entry.read_text())["format"] == 1 for entry in entries)
+    again = subprocess.run(command, cwd=project, capture_output=True, text=True)
+    assert json.loads(again.stdout) == first
+
+
+def test_clean_removes_the_cache_and_nothing_else(tmp_path, cli):
+    (tmp_path / "ops.py").write_text(module(60))
+    assert cli("check", "--exit-zero", ".", cwd=tmp_path).returncode == 0
+    assert (tmp_path / ".gradlint_cache" / "CACHEDIR.TAG").is_file()
+    assert "Removed" in cli("clean", cwd=tmp_path).stdout
+    assert not (tmp_path / ".gradlint_cache").exists() and (tmp_path / "ops.py").is_file()
+    other = tmp_path / "not_a_cache"
+    other.mkdir()
+    (other / "keep.txt").write_text("x")
+    assert "No gradlint cache" in cli("clean", "--cache-dir", str(other), cwd=tmp_path).stdout
+    assert (other / "keep.txt").is_file()
