@@ -169,15 +169,16 @@ def test_block_cache_is_bounded_by_bytes_but_keeps_what_the_current_lint_uses():
     for index in range(300):
         cache.mark()
         cache.get(f"x_{index} = {index}\n" * 20)
+        cache.trim()
     assert cache.bytes <= 200_000 and len(cache) < 300
-    cache.mark()
-    big = [f"y_{index} = 1\n" * 200 for index in range(40)]  # more than the budget, in one lint
-    for text in big:
-        cache.get(text)
-    misses = cache.misses
-    for text in big:
-        cache.get(text)
-    assert cache.misses == misses  # nothing the lint in progress uses was evicted
+    big = [f"y_{index} = 1\n" * 200 for index in range(40)]  # more than the budget
+    for edit in range(3):  # a big document edited: one block changes each time
+        cache.mark()
+        misses = cache.misses
+        for text in big[:20] + [f"edit = {edit}\n"] + big[20:]:
+            cache.get(text)
+        cache.trim()
+        assert cache.misses - misses == (41 if edit == 0 else 1)  # nothing else re-parsed
 
 
 def test_editing_a_big_file_does_not_grow_the_cache_without_bound():

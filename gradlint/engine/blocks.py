@@ -178,10 +178,12 @@ class BlockCache:
         size = estimated_bytes(entry)
         self._entries[text] = (entry, size, self.epoch)
         self.bytes += size
-        self._trim()
         return entry
 
-    def _trim(self) -> None:
+    def trim(self) -> None:
+        """Evict the least recently used entries the current lint did not use, down to the
+        budget. (Called once a lint has touched all its blocks: evicting during the parse
+        would drop the blocks after an edit before they are reached, and re-parse them.)"""
         while self.bytes > self.max_bytes and self._entries:
             text, (entry, size, epoch) = next(iter(self._entries.items()))
             if epoch == self.epoch:

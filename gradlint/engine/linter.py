@@ -169,6 +169,7 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         return LintResult([])
     cache.blocks.mark()
     view = view_module(text, cache, options.default_dtype, path, cancelled)
+    cache.blocks.trim()
     findings: list[Finding] = []
     syntax_errors = 0
     for block, entry in view.parsed:
