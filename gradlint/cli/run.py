@@ -15,7 +15,7 @@ from ..engine.files import UsageError, discover
 from ..engine.linter import LintCache
 from ..engine.runs import ResultCache, RunPlan, plan, runnable
 from ..engine.targets import Target, find_targets, symbol_target
-from ..runner import WorkerClient, WorkerStartError
+from ..runner import WorkerClient, WorkerStartError, adopt_orphans, kill_orphans
 from ..runner.report import mark, render_text
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -30,7 +30,7 @@ def add_parser(commands) -> None:
     run.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                      help="per run (default 60)")
     run.add_argument("--memory-limit", type=int, default=4096, metavar="MIB",
-                     help="address-space cap per run (default 4096)")
+                     help="memory a run may allocate, beyond what torch maps (default 4096)")
     run.add_argument("--python", metavar="PATH", default=None,
                      help="interpreter that runs the checks (default: the one running gradlint)")
     run.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
@@ -80,7 +80,11 @@ def run_command(args: argparse.Namespace) -> int:
             print("No gradcheck targets found (autograd Functions or gradcheck calls).")
         return EXIT_CLEAN
     python = args.python or sys.executable
-    results = asyncio.run(_run_all(plans, python, cwd, args))
+    adopt_orphans()  # what escapes a worker that dies abruptly is adopted here, not by init
+    try:
+        results = asyncio.run(_run_all(plans, python, cwd, args))
+    finally:
+        kill_orphans()  # nothing a run started outlives `gradlint run`
     if results is None:
         return EXIT_ERROR
     return _report(plans, results, named, args, cwd)
