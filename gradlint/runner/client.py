@@ -276,8 +276,9 @@ class WorkerClient:
                             "group was killed and will be restarted." % self.grace)
         return self._finish(result, t0, queued)
 
-    async def close(self) -> None:
-        """Stop the worker and every run; leaves no processes behind."""
+    async def close(self, grace: float = 3.0) -> None:
+        """Stop the worker and every run; leaves no processes behind. The worker gets
+        ``grace`` seconds to stop its runs itself before it is killed with its tree."""
         self._closed = True
         if self._starting is not None:
             self._starting.kill_group()  # its start-up fails; the waiting run reports it
@@ -295,7 +296,7 @@ class WorkerClient:
             except (ConnectionError, RuntimeError, AttributeError):
                 pass
             try:
-                await asyncio.wait_for(z.proc.wait(), 3.0)
+                await asyncio.wait_for(z.proc.wait(), grace)
             except asyncio.TimeoutError:
                 pass
         await self._kill(z, "the worker was closed")

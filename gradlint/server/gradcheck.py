@@ -364,12 +364,12 @@ class GradcheckRuns:
         if self.ls.capability("workspace", "code_lens", "refresh_support"):
             self.ls.workspace_code_lens_refresh(None)
 
-    async def close(self) -> None:
+    async def close(self, grace: float = 3.0) -> None:
         for task in list(self.running.values()):
             task.cancel()
         if self._client is not None:
-            await self._client.close()
-            self._client = None
+            client, self._client = self._client, None
+            await client.close(grace)
 
 
 def attach(ls: "GradlintServer") -> None:

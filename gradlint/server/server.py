@@ -16,7 +16,6 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
@@ -25,6 +24,7 @@ from ..engine.suppressions import add_noqa
 from ..findings import Applicability, Fix
 from . import convert
 from .documents import UTF8, UTF16, UTF32, Document, DocumentStore, column_from_units, units
+from .lifecycle import Lifecycle, LifecycleProtocol
 from .linting import Debouncer, Linter, LintSnapshot, ProjectConfigs
 from .settings import Settings, parse_settings
 
@@ -34,11 +34,12 @@ FIX_ALL_KIND = "source.fixAll.gradlint"
 _NOQA_CODE = re.compile(r"GL\d{3}")
 
 
-class GradlintProtocol(LanguageServerProtocol):
-    """pygls' protocol with three changes: UTF-8 positions are preferred whenever the
+class GradlintProtocol(LifecycleProtocol):
+    """pygls' protocol with four changes: UTF-8 positions are preferred whenever the
     client offers them; documents are kept by gradlint's own store (which splits lines the
-    way LSP does, at \\n, \\r\\n and \\r only); and `$/cancelRequest` also stops a
-    running gradcheck command (pygls alone would only answer "cancelled")."""
+    way LSP does, at \\n, \\r\\n and \\r only); `$/cancelRequest` also stops a
+    running gradcheck command (pygls alone would only answer "cancelled"); and the server
+    ends cleanly however it is stopped (see lifecycle.py)."""
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
@@ -103,6 +104,7 @@ class GradlintServer(LanguageServer):
         self._lint_tasks: set[asyncio.Task] = set()
         self.runs = None  # the gradcheck feature (gradlint.server.gradcheck), attached below
         self._configured: asyncio.Event | None = None  # set once client settings are known
+        self.lifecycle = Lifecycle(self)
 
     # -- helpers used by the features ------------------------------------------------
     def capability(self, *path: str) -> Any:
@@ -591,4 +593,4 @@ def start(tcp: str | None = None) -> None:
         host, _, port = tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
-        server.start_io()
+        server.lifecycle.serve_stdio()  # never returns

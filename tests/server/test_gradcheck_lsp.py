@@ -15,6 +15,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from gradlint.runner import worker_path
 from lsp_helpers import SERVER, make_client, uri_of, wait_until
 
 OPS = textwrap.dedent("""\
@@ -179,6 +180,9 @@ async def test_cancel_keeps_the_server_responsive_and_leaves_no_orphans(client: 
     await wait_until(lambda: not any(_alive(pid) for pid in pids), timeout=20, what="workers to exit")
 
 
+WORKER = worker_path().encode()
+
+
 def _worker_pids() -> list[int]:
     pids = []
     for entry in Path("/proc").iterdir():
@@ -188,7 +192,8 @@ def _worker_pids() -> list[int]:
             command = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(part.endswith(b"gradlint/worker/__main__.py") for part in command) and \
+        # this checkout's workers only: other checkouts on the machine may be running theirs
+        if WORKER in command and \
                 (entry / "status").read_text().find("PPid:\t%d" % os.getpid()) == -1:
             pids.append(int(entry.name))
     return pids
