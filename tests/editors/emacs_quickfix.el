@@ -23,7 +23,7 @@
 (condition-case err
     (let* ((python (getenv "GRADLINT_PYTHON"))
            (wait (string-to-number (or (getenv "GRADLINT_DIAG_WAIT") "20"))))
-      (setq eglot-server-programs `((python-mode . (,python "-m" "gradlint" "lsp"))))
+      (setq eglot-server-programs `((python-mode . (,python "-P" "-m" "gradlint" "lsp"))))
       (find-file (getenv "GRADLINT_FILE"))
       (python-mode)
       (apply #'eglot (eglot--guess-contact))

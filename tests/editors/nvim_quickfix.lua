@@ -21,7 +21,7 @@ vim.cmd('edit ' .. vim.fn.fnameescape(file))
 local bufnr = vim.api.nvim_get_current_buf()
 local client_id = vim.lsp.start_client({
   name = 'gradlint',
-  cmd = { python, '-m', 'gradlint', 'lsp' },
+  cmd = { python, '-P', '-m', 'gradlint', 'lsp' },  -- a safe launch line (README)
   root_dir = vim.fn.fnamemodify(file, ':h'),
   init_options = { settings = { debounce = 50 } },
 })

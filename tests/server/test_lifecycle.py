@@ -6,16 +6,15 @@ is found too). Exit times are measured by benchmarks/bench_lifecycle.py."""
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from lsp_helpers import StdioConnection as Connection
 from process_tree import kill_tagged, new_token, recorded_pids, tagged, tagged_env
 
 SERVER = [str(Path(sys.executable).parent / "gradlint"), "lsp"]
@@ -52,49 +51,6 @@ class Forever(torch.autograd.Function):
     def backward(ctx, grad):
         return grad
 """
-
-
-class Connection:
-    """A bare JSON-RPC client over the server's stdio (pytest-lsp cannot send `exit`
-    without `shutdown`, or close stdin, and then watch the process end)."""
-
-    def __init__(self, process: subprocess.Popen):
-        self.process = process
-        self.messages: list[dict] = []
-        self.stderr = b""
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-
-    def send(self, message: dict) -> None:
-        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.process.stdin.flush()
-
-    def _read(self) -> None:
-        stream = self.process.stdout
-        while True:
-            length = None
-            while True:
-                line = stream.readline()
-                if not line:
-                    return
-                if not line.strip():
-                    break
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            self.messages.append(json.loads(stream.read(length)))
-
-    def _read_stderr(self) -> None:
-        self.stderr = self.process.stderr.read()
-
-    def reply(self, msg_id: int, timeout: float = 60) -> dict:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for message in self.messages:
-                if message.get("id") == msg_id and "method" not in message:
-                    return message
-            time.sleep(0.01)
-        raise AssertionError(f"no reply to request {msg_id}")
 
 
 @pytest.fixture
