@@ -22,7 +22,7 @@ from pygls.uris import to_fs_path
 from .. import __version__
 from ..engine.suppressions import add_noqa
 from ..findings import Applicability, Fix
-from . import convert
+from . import convert, trust
 from .documents import UTF8, UTF16, UTF32, Document, DocumentStore, column_from_units, units
 from .lifecycle import Lifecycle, LifecycleProtocol
 from .linting import Debouncer, Linter, LintSnapshot, ProjectConfigs
@@ -94,7 +94,8 @@ class GradlintServer(LanguageServer):
         self.documents = DocumentStore()
         self.settings = Settings()  # from initializationOptions (and global configuration)
         self.folder_settings: dict[str, Settings] = {}  # workspace folder uri -> settings
-        self.trusted = False
+        self.trusted = False  # see trust.py: only the client's boolean `true` grants it
+        self._trust_in_settings_logged = False
         self.pull_mode = False  # the client pulls diagnostics (textDocument/diagnostic)
         self.encoding = UTF16
         self.linter = Linter()
@@ -256,7 +257,11 @@ class GradlintServer(LanguageServer):
                 for folder, answer in zip(folders, answers[1:])}
 
     def _parsed(self, raw: Any, base: Settings) -> Settings:
-        settings, problems = parse_settings(_plain(raw), base)
+        raw = _plain(raw)
+        if not self._trust_in_settings_logged and isinstance(raw, dict) and trust.KEY in raw:
+            self._trust_in_settings_logged = True  # once: clients send it with every answer
+            trust.ignored_in_settings(raw, "workspace/configuration")
+        settings, problems = parse_settings(raw, base)
         for problem in problems:
             log.warning("settings: %s", problem)
         return settings
@@ -268,16 +273,20 @@ server = GradlintServer()
 # -- lifecycle -----------------------------------------------------------------------------
 @server.feature(types.INITIALIZE)
 def initialize(ls: GradlintServer, params: types.InitializeParams) -> None:
-    options = _plain(params.initialization_options) or {}
+    _attach_client_logging(ls)  # (LSP allows window/logMessage before the initialize reply)
+    options = _plain(params.initialization_options)
+    if not isinstance(options, dict):
+        if options is not None:
+            log.warning("initializationOptions: expected an object, got %s", type(options).__name__)
+        options = {}
     ls.settings, problems = parse_settings(options.get("settings", options))
     for problem in problems:
         log.warning("initializationOptions: %s", problem)
-    ls.trusted = bool(options.get("workspaceTrusted", False))
+    ls.trusted = trust.from_initialization(options)
     ls.pull_mode = ls.capability("text_document", "diagnostic") is not None
     encoding = ls.workspace.position_encoding or UTF16
     ls.encoding = {types.PositionEncodingKind.Utf8: UTF8, types.PositionEncodingKind.Utf32: UTF32}.get(
         encoding, UTF8 if encoding == "utf-8" else UTF32 if encoding == "utf-32" else UTF16)
-    _attach_client_logging(ls)
     log.info("gradlint %s: %s positions, %s diagnostics, workspace %s", __version__, ls.encoding,
              "pull" if ls.pull_mode else "push", "trusted" if ls.trusted else "not trusted")
 
@@ -501,8 +510,7 @@ async def did_change_configuration(ls: GradlintServer,
         ls.settings, problems = parse_settings(raw, ls.settings)
         for problem in problems:
             log.warning("settings: %s", problem)
-        if "workspaceTrusted" in (raw.get("gradlint") or raw):
-            ls.trusted = bool((raw.get("gradlint") or raw)["workspaceTrusted"])
+        trust.ignored_in_settings(raw, "workspace/didChangeConfiguration")
     await ls.refresh_configuration()
     ls.relint_all()
 
@@ -524,8 +532,7 @@ async def did_change_folders(ls: GradlintServer,
 
 @server.feature("gradlint/setWorkspaceTrust")
 def set_workspace_trust(ls: GradlintServer, params: Any) -> None:
-    raw = _plain(params) or {}
-    ls.trusted = bool(raw.get("trusted", False))
+    ls.trusted = trust.from_notification(_plain(params))
     log.info("workspace %s", "trusted" if ls.trusted else "not trusted")
     if ls.runs is not None:
         ls.runs.trust_changed()
