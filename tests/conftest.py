@@ -28,8 +28,8 @@ def update_snapshots(request) -> bool:
 @dataclass
 class Completed:
     returncode: int
-    stdout: str
-    stderr: str
+    stdout: str | bytes
+    stderr: str | bytes
 
 
 def gradlint_command() -> list[str]:
@@ -45,10 +45,13 @@ def gradlint_command() -> list[str]:
 @pytest.fixture
 def cli():
     def run(*args: str, cwd: Path | str | None = None, stdin: str | bytes | None = None,
-            env: dict | None = None, timeout: float = 120) -> Completed:
+            env: dict | None = None, timeout: float = 120, raw: bool = False) -> Completed:
+        """``raw``: stdout and stderr as bytes, not decoded."""
         environment = {**os.environ, "NO_COLOR": "1", **(env or {})}
         data = stdin.encode() if isinstance(stdin, str) else stdin
         result = subprocess.run([*gradlint_command(), *args], cwd=cwd, input=data,
                                 capture_output=True, env=environment, timeout=timeout)
+        if raw:
+            return Completed(result.returncode, result.stdout, result.stderr)
         return Completed(result.returncode, result.stdout.decode(), result.stderr.decode())
     return run

@@ -110,6 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # -- check ------------------------------------------------------------------------------
 def _check(args: argparse.Namespace) -> int:
+    if hasattr(sys.stdout, "reconfigure"):  # a file name that is not UTF-8 prints as its bytes
+        sys.stdout.reconfigure(errors="surrogateescape")  # (JSON and SARIF carry it losslessly)
     select = expand_codes(args.select, "--select") if args.select is not None else None
     ignore = expand_codes(args.ignore, "--ignore")
     unsafe = args.unsafe_fixes

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 from collections import Counter
+from urllib.parse import quote_from_bytes
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -87,9 +90,26 @@ def _edit_json(edit) -> dict:
     }
 
 
+def path_fields(path: str) -> dict:
+    """``path`` as JSON. A file name that is not valid UTF-8 (Python keeps its bytes as
+    lone surrogates) cannot be JSON text as it is: ``path`` then shows it with U+FFFD for
+    the undecodable bytes, and ``path_bytes`` holds the exact bytes, base64-encoded."""
+    try:
+        path.encode("utf-8")
+        return {"path": path}
+    except UnicodeEncodeError:
+        raw = os.fsencode(path)
+        return {"path": raw.decode("utf-8", "replace"), "path_bytes": base64.b64encode(raw).decode("ascii")}
+
+
+def readable(path: str) -> str:
+    """The path as valid text (undecodable bytes of a file name as U+FFFD)."""
+    return path_fields(path)["path"]
+
+
 def finding_json(f: Finding) -> dict:
     return {
-        "path": f.path,
+        **path_fields(f.path),
         "line": f.range.start.line,
         "column": f.range.start.column + 1,
         "end_line": f.range.end.line,
@@ -167,13 +187,15 @@ def render_sarif(findings: Sequence[Finding], base: Path) -> str:
 
 
 def _uri(path: str, base: Path) -> str:
+    """A URI reference, percent-encoded from the file name's bytes (lossless, even for a
+    name that is not UTF-8)."""
     candidate = Path(path)
     if candidate.is_absolute():
         try:
-            return candidate.relative_to(base).as_posix()
+            candidate = candidate.relative_to(base)
         except ValueError:
             return candidate.as_uri()
-    return candidate.as_posix()
+    return quote_from_bytes(os.fsencode(candidate.as_posix()), safe="/")
 
 
 def _github_escape(text: str, property_value: bool = False) -> str:
@@ -187,7 +209,7 @@ def render_github(findings: Iterable[Finding]) -> list[str]:
     lines = []
     for f in findings:
         level = {"error": "error", "warning": "warning"}.get(f.severity.value, "notice")
-        props = (f"file={_github_escape(f.path, True)},line={f.range.start.line},"
+        props = (f"file={_github_escape(readable(f.path), True)},line={f.range.start.line},"
                  f"col={f.range.start.column + 1},endLine={f.range.end.line},"
                  f"endColumn={f.range.end.column + 1},"
                  f"title={_github_escape(f'{f.code} {f.name}', True)}")

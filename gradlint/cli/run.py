@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..analysis.source import SourceDecodeError, decode_source
+from ..analysis.source import SourceDecodeError
 from ..engine.config import ConfigResolver
-from ..engine.files import UsageError, discover
+from ..engine.files import UsageError, discover, read_text
 from ..engine.linter import LintCache
 from ..engine.runs import ResultCache, RunPlan, plan, runnable
 from ..engine.targets import Target, find_targets, symbol_target
@@ -113,9 +113,10 @@ def parse_options(items: list[str]) -> dict[str, Any]:
 
 def _read(path: Path) -> str:
     try:
-        return decode_source(path.read_bytes())
+        return read_text(path)
     except (OSError, SourceDecodeError) as error:
-        raise UsageError(f"cannot read {path}: {getattr(error, 'message', error)}") from None
+        reason = getattr(error, "message", None) or getattr(error, "strerror", None) or error
+        raise UsageError(f"cannot read {path}: {reason}") from None
 
 
 def _named_target(path: Path, symbol: str, cache: LintCache) -> Target:

@@ -14,8 +14,7 @@ from ..rules import SYNTAX_ERROR
 from .config import Config, ConfigResolver
 from .fixes import FixOutcome, fix_source
 from .linter import LintCache, LintOptions, lint_source
-
-MAX_FILE_BYTES = 8 * 1024 * 1024
+from .reading import MAX_FILE_BYTES, NotARegularFile, read_bytes  # noqa: F401 (re-exported)
 
 # Directories never worth analysing (ruff's defaults, roughly), plus any virtualenv.
 SKIPPED_DIRECTORIES = frozenset({
@@ -45,7 +44,7 @@ def discover(paths: Sequence[Path], resolver: ConfigResolver) -> Iterator[Path]:
     for root in paths:
         if not root.exists():
             raise UsageError(f"path does not exist: {root}")
-        if root.is_file():
+        if not root.is_dir():  # a file, or a FIFO/device named explicitly: reported when read
             if root.resolve() not in seen:
                 seen.add(root.resolve())
                 yield root
@@ -84,11 +83,7 @@ class FileReport:
 
 
 def read_text(path: Path) -> str:
-    data = path.read_bytes()
-    if len(data) > MAX_FILE_BYTES:
-        raise SourceDecodeError(f"file is too large to analyse ({len(data) // 1024 // 1024} MiB; "
-                                f"the limit is {MAX_FILE_BYTES // 1024 // 1024} MiB)", 1, 0)
-    return decode_source(data)
+    return decode_source(read_bytes(path))
 
 
 def file_error(display: str, message: str, line: int = 1, column: int = 0) -> Finding:
@@ -111,9 +106,9 @@ def conftest_sets_default_dtype(path: Path, root: Path) -> bool:
             setup = candidate / name
             if setup.is_file() and setup != path.resolve():
                 try:
-                    if _SET_DEFAULT.search(setup.read_bytes()):
+                    if _SET_DEFAULT.search(read_bytes(setup)):
                         return True
-                except OSError:
+                except (OSError, SourceDecodeError):
                     pass
         if candidate == stop:
             break

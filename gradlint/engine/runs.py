@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..analysis.source import SourceDecodeError, decode_source
+from ..analysis.source import SourceDecodeError
 from ..runner import make_request
-from .files import SKIPPED_DIRECTORIES
+from .files import SKIPPED_DIRECTORIES, read_bytes, read_text
 from .linter import LintCache
 from .targets import Target, find_targets
 
@@ -65,8 +65,8 @@ def test_files(root: Path, symbol: str, exclude: Path | None = None) -> Iterable
             if seen > MAX_TEST_FILES:
                 return
             try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+                text = read_bytes(path).decode("utf-8", "replace")
+            except (OSError, SourceDecodeError):  # a FIFO, a device, a huge file
                 continue
             if "gradcheck" in text and pattern.search(text):
                 yield path
@@ -107,7 +107,7 @@ def _symbol_request(target: Target, path: Path, text: str, root: Path, cache: Li
     if search_tests:
         for test in test_files(root, short, exclude=path):
             try:
-                test_text = decode_source(test.read_bytes())
+                test_text = read_text(test)
             except (OSError, SourceDecodeError):
                 continue
             for call in find_targets(test_text, cache):

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from ..analysis.source import SourceDecodeError
+from ..engine.files import read_bytes
 from ..engine.runs import RunPlan, plan
 from ..engine.targets import Target, find_targets
 from ..runner import WorkerClient
@@ -202,8 +204,8 @@ class GradcheckRuns:
         if path is None:
             raise RunRefused(message="only files on disk can be run")
         try:
-            saved = path.read_text(encoding="utf-8")
-        except OSError:
+            saved = read_bytes(path).decode("utf-8", "replace")
+        except (OSError, SourceDecodeError):
             saved = None
         if saved is not None and saved != document.text:
             self.ls.window_show_message(types.ShowMessageParams(
