@@ -11,7 +11,7 @@ from typing import Any
 
 from ..analysis.source import SourceDecodeError
 from ..engine.config import ConfigResolver
-from ..engine.files import UsageError, discover, read_text
+from ..engine.files import UsageError, discover, read_text, resolves_inside
 from ..engine.linter import LintCache
 from ..engine.runs import ResultCache, RunPlan, plan, runnable
 from ..engine.targets import Target, find_targets, symbol_target
@@ -63,6 +63,10 @@ def run_command(args: argparse.Namespace) -> int:
             named.add(named_plan.display)
             continue
         for file in discover([path], resolver):
+            if path.is_dir() and not resolves_inside(file, path):
+                print(f"gradlint: skipped {file}: it is a link to {file.resolve()}, outside {path_text}; "
+                      f"name the file to run it", file=sys.stderr)
+                continue
             try:
                 text = _read(file)
             except UsageError:

@@ -31,6 +31,15 @@ class UsageError(Exception):
     """Something the user asked for that cannot be done (exit status 2)."""
 
 
+def resolves_inside(path: Path, folder: Path) -> bool:
+    """Is ``path``, symlinks followed, inside ``folder`` (symlinks followed)? The rule for
+    code gradlint chooses to run: it stays inside the folder it was asked to look in."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+
+
 def _skipped_directory(path: Path) -> bool:
     name = path.name
     return (name in SKIPPED_DIRECTORIES or name.endswith(".egg-info")

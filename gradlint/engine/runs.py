@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 from ..analysis.source import SourceDecodeError
 from ..runner import make_request
-from .files import SKIPPED_DIRECTORIES, read_bytes, read_text
+from .files import SKIPPED_DIRECTORIES, read_bytes, read_text, resolves_inside
 from .linter import LintCache
 from .targets import Target, find_targets
 
@@ -60,6 +60,8 @@ def test_files(root: Path, symbol: str, exclude: Path | None = None) -> Iterable
                 continue
             path = Path(directory) / name
             if exclude is not None and path.resolve() == exclude.resolve():
+                continue
+            if not resolves_inside(path, root):  # a symlink out of the project: never run
                 continue
             seen += 1
             if seen > MAX_TEST_FILES:

@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from ..analysis.source import SourceDecodeError
-from ..engine.files import read_bytes
+from ..engine.files import read_bytes, resolves_inside
 from ..engine.runs import RunPlan, plan
 from ..engine.targets import Target, find_targets
 from ..runner import WorkerClient
@@ -102,7 +102,7 @@ class GradcheckRuns:
                     options=dict(settings.run_options) or None, display=name)
 
     async def code_lenses(self, document: Document) -> list[types.CodeLens]:
-        if not self.ls.settings_for(document.uri).code_lens or self.ls.path_of(document.uri) is None:
+        if not self.ls.settings_for(document.uri).code_lens or self._outside(document.uri):
             return []
         lenses = []
         for target in await self.targets(document):
@@ -121,6 +121,8 @@ class GradcheckRuns:
         return lenses
 
     async def code_actions(self, document: Document, rng: types.Range) -> list[types.CodeAction]:
+        if self._outside(document.uri):
+            return []
         target = await self._target_at(document, rng.start.line)
         if target is None:
             return []
@@ -164,6 +166,7 @@ class GradcheckRuns:
         if document is None:
             raise RunRefused(message=f"{uri} is not open")
         self._require_trust()
+        self._require_inside(uri)
         target = await self._target_at(document, line)
         if target is None:
             raise RunRefused(message="no autograd Function or gradcheck call here")
@@ -175,6 +178,7 @@ class GradcheckRuns:
         if document is None:
             raise RunRefused(message=f"{uri} is not open")
         self._require_trust()
+        self._require_inside(uri)
         targets = [t for t in await self.targets(document) if t.importable]
         outcomes = await asyncio.gather(*(self._run(document, t) for t in targets))
         return [self._summary(o) for o in outcomes]
@@ -184,6 +188,38 @@ class GradcheckRuns:
             self.ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning,
                                                                 f"gradlint: {UNTRUSTED}"))
             raise RunRefused(message=UNTRUSTED)
+
+    def _outside(self, uri: str) -> str | None:
+        """Why the file at ``uri`` may not run, or None. Runs stay inside the workspace
+        folders (trust is granted to them), symlinks followed: a file opened from elsewhere,
+        or a link out of the workspace, is not run from the editor."""
+        path = self.ls.path_of(uri)
+        if path is None:
+            return "only files on disk can be run"
+        folders = [folder for folder in map(self.ls.path_of, self._folder_uris()) if folder is not None]
+        if any(resolves_inside(path, folder) for folder in folders):
+            return None
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):
+            real = path
+        via = f" (a link to {real})" if real != path else ""
+        return (f"{path.name} is outside the workspace folders{via}: gradlint runs code only from a "
+                f"trusted workspace folder (to run it anyway, name it: `gradlint run {path}`)")
+
+    def _folder_uris(self) -> list[str]:
+        try:
+            workspace = self.ls.workspace
+        except RuntimeError:  # not initialized
+            return []
+        uris = [folder.uri for folder in workspace.folders.values()]
+        return uris + ([workspace.root_uri] if workspace.root_uri else [])
+
+    def _require_inside(self, uri: str) -> None:
+        reason = self._outside(uri)
+        if reason is not None:
+            self.ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"gradlint: {reason}"))
+            raise RunRefused(message=reason)
 
     async def _worker(self, document: Document, root: Path) -> WorkerClient:
         settings = self.ls.settings_for(document.uri)
@@ -357,7 +393,8 @@ class GradcheckRuns:
 
     def document_saved(self, uri: str) -> None:
         document = self.ls.documents.get(uri)
-        if document is None or not self.ls.settings_for(uri).run_on_save or not self.ls.trusted:
+        if document is None or not self.ls.settings_for(uri).run_on_save or not self.ls.trusted \
+                or self._outside(uri):
             return
         task = asyncio.ensure_future(self.run_file(uri))
         task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
