@@ -91,8 +91,8 @@ class Loader(object):
             raise
         except Exception as e:
             oc = self.reporter.user_exception(e, "import", "import of %s" % name)
-            oc.summary = "✗ %s while importing %s: %s" % (
-                type(e).__name__, name, first_line(exc_text(e)))
+            if oc.verdict != "missing_dependency":
+                oc.summary = "✗ %s while importing %s: %s" % (type(e).__name__, name, first_line(exc_text(e)))
             raise oc
         return module
 

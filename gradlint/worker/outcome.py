@@ -7,6 +7,7 @@ gradlint's, is reported as such, and never as the user's exception.
 """
 
 import re
+import sys
 import traceback
 
 from .text import exc_text, exc_type, first_line, nbytes
@@ -139,6 +140,13 @@ class Reporter(object):
             what = where
         label = "%s in %s" % (info["type"].split(".")[-1], what or where)
         msg = first_line(info["message"])
+        if isinstance(exc, ImportError):
+            # the interpreter lacks a module the code needs: the environment, not the gradients
+            return Outcome(
+                "error", "missing_dependency",
+                "✗ cannot run here: %s (%s in %s); install it in %s, or pass another --python"
+                % (msg, info["type"].split(".")[-1], what or where, sys.executable),
+                info["message"], exception=info, location=self.location_for(where, info))
         return Outcome(
             "error", "exception", "✗ %s: %s" % (label, msg), info["message"],
             exception=info, location=self.location_for(where, info),
