@@ -1,0 +1,125 @@
+"""The runner's checks in the caller's own process, without the fork server.
+
+``check(fn, inputs, options)`` runs the runner's plan (forward, input mutation,
+randomness, backward determinism, gradcheck, gradgradcheck, forward AD) on a callable and
+inputs given directly; ``run_request(req)`` runs a worker request (docs/run-result-schema.md)
+the way a forked child would. Both return a run result and leave the process as they
+found it: working directory, ``sys.argv``, ``sys.path``, the torch RNG, the torch thread
+count and the modules already imported.
+
+This is the seam ``gradlint.testing`` (``check_gradients``, the pytest plugin) uses; the
+fork server never imports it. Like the rest of the worker it needs torch only.
+"""
+
+import contextlib
+import os
+import sys
+
+import torch
+
+from .introspect import def_of, param_names
+from .job import Job
+from .subject import prepare
+from .synthesis import synthesize
+from .torch_setup import remember_real_gradcheck
+
+
+def _ignore(event):
+    pass
+
+
+class DirectJob(Job):
+    """The runner's plan on a callable and its inputs, with no module to load.
+
+    ``raw`` are the inputs as the caller passed them; their ``requires_grad`` says which
+    are checked (``prepare`` copies them, promoted to float64 unless ``promote`` is off).
+    ``raw=None`` synthesizes inputs from the signature, as the runner does.
+    """
+
+    def __init__(self, fn, fclass, raw, options, name=None, source="argument"):
+        where = def_of(fclass.forward if fclass is not None else fn) or {}
+        target = {"kind": "function_class" if fclass is not None else "callable",
+                  "qualname": name or _name(fn, fclass)}
+        if where.get("file"):
+            target["file"] = where["file"]
+            target["line"] = where.get("line")
+        roots = [os.path.dirname(where["file"])] if where.get("file") else []
+        Job.__init__(self, {"target": target, "options": options, "user_roots": roots + [os.getcwd()]},
+                     _ignore)
+        self.fn = fn
+        self.fclass = fclass
+        self.raw = None if raw is None else tuple(raw)
+        self.source = source
+
+    def _run(self):
+        self._read_options()
+        self.reporter.path = self.target.get("file")
+        self.reporter.fclass = self.fclass
+        torch.manual_seed(self.opts["seed"])
+        raw, source, synth = self.raw, self.source, None
+        if raw is None:
+            raw, synth = synthesize(self.fn, self.fclass, {"kind": "synthesize"}, self.opts, self.reporter)
+            source = "synthesized"
+            self.result["synthesis"] = synth
+        subject = prepare(self.fn, self.fclass, param_names(self.fn, self.fclass), raw, source,
+                          self.opts, self.reporter, synth=synth, notes=self.result["notes"])
+        subject.captured = None
+        self.result["inputs"] = subject.infos
+        self.result["options"] = dict(self.opts)
+        self.run_checks(subject)
+
+
+def _name(fn, fclass):
+    if fclass is not None:
+        return fclass.__qualname__
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def check(fn, raw, options=None, name=None):
+    """The run result of the runner's plan on ``fn`` at ``raw`` inputs, in this process."""
+    remember_real_gradcheck()
+    fclass = getattr(fn, "__self__", None)
+    if not (isinstance(fclass, type) and issubclass(fclass, torch.autograd.Function)):
+        fclass = None
+    with preserved_process():
+        return DirectJob(fn, fclass, raw, dict(options or {}), name).run()
+
+
+def run_request(req):
+    """The result of a worker request run in this process.
+
+    The target's module is imported the way this process imports it, and reused when it
+    already is (a second copy would have its own classes and registrations); a call site
+    is captured by running its file afresh, as the worker does.
+    """
+    remember_real_gradcheck()
+    req = dict(req)
+    req["module"] = dict(req.get("module") or {}, reuse=True)
+    with preserved_process():
+        return Job(req, _ignore).run()
+
+
+@contextlib.contextmanager
+def preserved_process():
+    """Put back what a run changes in the process: cwd, argv, sys.path, RNG, threads, modules."""
+    cwd = os.getcwd()
+    argv = list(sys.argv)
+    path = list(sys.path)
+    modules = dict(sys.modules)
+    threads = torch.get_num_threads()
+    devices = []
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        devices = list(range(torch.cuda.device_count()))
+    try:
+        with torch.random.fork_rng(devices=devices):
+            yield
+    finally:
+        if os.getcwd() != cwd:
+            os.chdir(cwd)
+        sys.argv[:] = argv
+        sys.path[:] = path
+        for name, module in modules.items():
+            if sys.modules.get(name) is not module:
+                sys.modules[name] = module
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
