@@ -81,7 +81,7 @@ def check(fn, raw, options=None, name=None):
     fclass = getattr(fn, "__self__", None)
     if not (isinstance(fclass, type) and issubclass(fclass, torch.autograd.Function)):
         fclass = None
-    with preserved_process():
+    with preserved_process(modules=False):
         return DirectJob(fn, fclass, raw, dict(options or {}), name).run()
 
 
@@ -100,26 +100,50 @@ def run_request(req):
 
 
 @contextlib.contextmanager
-def preserved_process():
-    """Put back what a run changes in the process: cwd, argv, sys.path, RNG, threads, modules."""
+def preserved_process(modules=True):
+    """Put back what a run changes in the process: the torch RNG and thread count, and
+    (``modules``: runs that import the user's code) cwd, argv, sys.path and sys.modules.
+
+    While it runs, ``torch.manual_seed`` skips queueing seeds for device backends that
+    are not initialized (see ``cheap_manual_seed``)."""
     cwd = os.getcwd()
     argv = list(sys.argv)
     path = list(sys.path)
-    modules = dict(sys.modules)
+    imported = dict(sys.modules) if modules else {}
     threads = torch.get_num_threads()
     devices = []
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
+    if torch.cuda.is_initialized():
         devices = list(range(torch.cuda.device_count()))
+    manual_seed = torch.manual_seed
+    torch.manual_seed = cheap_manual_seed
     try:
         with torch.random.fork_rng(devices=devices):
             yield
     finally:
-        if os.getcwd() != cwd:
-            os.chdir(cwd)
-        sys.argv[:] = argv
-        sys.path[:] = path
-        for name, module in modules.items():
-            if sys.modules.get(name) is not module:
-                sys.modules[name] = module
+        torch.manual_seed = manual_seed
+        if modules:
+            if os.getcwd() != cwd:
+                os.chdir(cwd)
+            sys.argv[:] = argv
+            sys.path[:] = path
+            for name, module in imported.items():
+                if sys.modules.get(name) is not module:
+                    sys.modules[name] = module
         if torch.get_num_threads() != threads:
             torch.set_num_threads(threads)
+
+
+_manual_seed = torch.manual_seed
+
+
+def cheap_manual_seed(seed):
+    """``torch.manual_seed`` for runs in this process: the checks seed before every
+    forward, and torch's version costs about 1.5 ms a call when CUDA/XPU are not
+    initialized (it formats the call stack to queue a seed for their lazy start). Here
+    the CPU generator is seeded, and the devices only when already initialized; the RNG
+    state is put back after the run anyway."""
+    if torch.cuda.is_initialized() or getattr(torch, "xpu", None) is not None and torch.xpu.is_initialized():
+        return _manual_seed(seed)
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return _manual_seed(seed)
+    return torch.default_generator.manual_seed(int(seed))
