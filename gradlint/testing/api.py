@@ -13,6 +13,7 @@ same verdicts, and on failure the same readable report instead of torch's matric
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any, Callable, Iterable
 
 import torch
@@ -62,7 +63,7 @@ def check_gradients(fn: Callable, *inputs: Any, wrt: Iterable[int | str] | None 
     options = worker_options({**options, "checks": checks})
     function = fn.apply if isinstance(fn, type) and issubclass(fn, torch.autograd.Function) else fn
     display = name or _display_name(fn)
-    source = "passed to check_gradients"
+    source = "as passed"
     raw: tuple | None = inputs
     if not inputs:
         raw = declared(fn)
@@ -80,7 +81,7 @@ def check_gradients(fn: Callable, *inputs: Any, wrt: Iterable[int | str] | None 
     if result.get("verdict") == "bad_request":
         raise ValueError(f"check_gradients(): {result.get('summary', '').lstrip('✗ ')}")
     result["notes"] = notes + list(result.get("notes") or [])
-    return GradientReport(result, display, source)
+    return GradientReport(result, display, source, _relative_to_cwd)
 
 
 def assert_gradients(fn: Callable, *inputs: Any, **kwargs: Any) -> GradientReport:
@@ -165,6 +166,16 @@ def _float64_module(fn: Callable) -> tuple[Callable, list[str]]:
     if fn is owner:
         return double, low
     return fn.__func__.__get__(double, type(double)), low
+
+
+def _relative_to_cwd(path: str) -> str:
+    if not path:
+        return path
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if relative.startswith("..") else relative
 
 
 def _display_name(fn: Any) -> str:
