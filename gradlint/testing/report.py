@@ -44,7 +44,7 @@ class GradientReport:
     @property
     def inconclusive(self) -> bool:
         """The check could not decide (no usable inputs, or an inconclusive verdict)."""
-        return self.status == "no_inputs" or self.verdict in INCONCLUSIVE_VERDICTS
+        return self.status in ("no_inputs", "inconclusive") or self.verdict in INCONCLUSIVE_VERDICTS
 
     @property
     def summary(self) -> str:
