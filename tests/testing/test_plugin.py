@@ -121,7 +121,7 @@ def line_of(text: str, fragment: str) -> int:
 
 
 def run(project: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return project.runpytest_subprocess("-p", "no:randomly", "-W", "ignore::UserWarning", *args,
+    return project.runpytest_subprocess("-W", "ignore::UserWarning", *args,
                                         timeout=300)
 
 
