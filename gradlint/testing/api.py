@@ -35,7 +35,7 @@ CHECK_OPTIONS = {
     "batched_grad": "check_batched_grad",
     "undefined_grad": "check_undefined_grad",
 }
-ALWAYS = ("forward", "gradcheck")
+ALWAYS = ("forward", "sensitivity", "gradcheck")
 CHECK_NAMES = ALWAYS + tuple(CHECK_OPTIONS)
 _LOW_PRECISION = (torch.float16, torch.bfloat16, torch.float32)
 

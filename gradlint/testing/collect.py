@@ -12,6 +12,7 @@ declaration, or synthesized) and runs that request in-process
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -50,6 +51,10 @@ def _session(config: pytest.Config) -> _Session:
     if state is None:
         state = config.stash[_STATE] = _Session(config)
     return state
+
+
+class GradientCheckWarning(UserWarning):
+    """The gradients match, with a warning (e.g. ⚠ not twice differentiable)."""
 
 
 class GradientCheckFailed(Exception):
@@ -100,6 +105,8 @@ class GradlintItem(pytest.Function):
         report = GradientReport(result, self.name, run.inputs_source, state.relative)
         if report.ok:
             self.add_report_section("call", "gradlint", str(report))
+            if report.warning:
+                warnings.warn(GradientCheckWarning(f"{self.name}: {report.summary.lstrip('⚠ ')}"))
             return
         if report.inconclusive:
             # reported at the target's line, like a skip marker on it

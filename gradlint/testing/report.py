@@ -28,8 +28,15 @@ class GradientReport:
     # -- the outcome ------------------------------------------------------------------
     @property
     def ok(self) -> bool:
-        """True when every check that ran passed."""
-        return self.result.get("status") == "pass"
+        """True when the gradients match: every check passed, or only a warning (⚠ not
+        twice differentiable after first-order gradients matched; ``strict=True`` makes
+        that a failure)."""
+        return self.result.get("status") in ("pass", "warning")
+
+    @property
+    def warning(self) -> bool:
+        """The gradients match, with a warning (see ``summary``)."""
+        return self.result.get("status") == "warning"
 
     @property
     def status(self) -> str:
@@ -80,6 +87,13 @@ class GradientReport:
         if isinstance(value, Mapping):
             value = value.get("text") or value.get("summary")
         return str(value) if value else None
+
+    @property
+    def pattern_kind(self) -> str | None:
+        """The pattern as a word: factor, sign, zero, swapped, transposed, …"""
+        check = failing_check(self.result)
+        value = ((check or {}).get("details") or {}).get("pattern")
+        return value.get("kind") if isinstance(value, Mapping) else None
 
     @property
     def promoted(self) -> dict[str, str]:

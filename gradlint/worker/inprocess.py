@@ -19,6 +19,7 @@ import torch
 
 from .introspect import def_of, param_names
 from .job import Job
+from .loading import Loaded
 from .subject import prepare
 from .synthesis import synthesize
 from .torch_setup import remember_real_gradcheck
@@ -56,17 +57,22 @@ class DirectJob(Job):
         self.reporter.path = self.target.get("file")
         self.reporter.fclass = self.fclass
         torch.manual_seed(self.opts["seed"])
-        raw, source, synth = self.raw, self.source, None
+        loaded = Loaded(self.fn, self.fclass, param_names(self.fn, self.fclass))
+        raw, synth = self.raw, None
         if raw is None:
-            raw, synth = synthesize(self.fn, self.fclass, {"kind": "synthesize"}, self.opts, self.reporter)
-            source = "synthesized"
+            raw, synth, recipe = synthesize(self.fn, self.fclass, {"kind": "synthesize"}, self.opts,
+                                            self.reporter)
+            self.source = "synthesized"
+            self.redraw = recipe.make  # a second draw, as the runner makes for synthesized inputs
             self.result["synthesis"] = synth
-        subject = prepare(self.fn, self.fclass, param_names(self.fn, self.fclass), raw, source,
+        subject = prepare(self.fn, self.fclass, loaded.names, raw, self.source,
                           self.opts, self.reporter, synth=synth, notes=self.result["notes"])
         subject.captured = None
+        subject.raw = raw
         self.result["inputs"] = subject.infos
         self.result["options"] = dict(self.opts)
         self.run_checks(subject)
+        self.other_draws(subject, loaded)
 
 
 def _name(fn, fclass):

@@ -18,6 +18,7 @@ def test_wrong_gradient_report_is_structured_and_readable():
     assert not report.ok and not report
     assert (report.status, report.verdict, report.failed_check) == ("fail", "wrong_gradient", "gradcheck")
     assert report.promoted == {"x": "float32"}
+    assert report.pattern_kind == "scale" and "analytical = 0.5 × numerical" in report.pattern
     worst = report.worst[0]
     assert worst["input"] == "x" and list(worst["input_index"]) == [1]
     assert worst["numerical"] == pytest.approx(-2.4, rel=1e-4)
@@ -25,6 +26,7 @@ def test_wrong_gradient_report_is_structured_and_readable():
     text = str(report)
     assert text.startswith("✗ HalfSquare: Jacobian mismatch")
     assert "promoted from float32" in text and "worst elements:" in text
+    assert "analytical = 0.5 × numerical" in text.splitlines()[0]
     assert "HalfSquare.backward" in text  # where to look
 
 
@@ -34,7 +36,7 @@ def test_assert_gradients_message_is_the_report_not_torch_matrices():
         gradlint.assert_gradients(HalfSquare.apply, x)
     message = str(raised.value)
     assert message == str(gradlint.check_gradients(HalfSquare.apply, x))
-    assert "Jacobian mismatch: input x" in message
+    assert "Jacobian mismatch for x, output 0: analytical = 0.5 × numerical" in message
     assert "numerical:tensor" not in message.replace(" ", "").lower()
 
 
@@ -66,10 +68,16 @@ def test_wrt_chooses_the_inputs_checked():
 
 def test_checks_and_options():
     x = torch.tensor([0.5, -1.2, 0.8])
-    failing = gradlint.check_gradients(CubeDetached.apply, x)
-    assert (failing.verdict, failing.failed_check) == ("not_twice_differentiable", "gradgradcheck")
+    # first order right, second order missing: a warning, a failure with strict=True
+    warned = gradlint.check_gradients(CubeDetached.apply, x)
+    assert (warned.status, warned.verdict, warned.ok) == ("warning", "not_twice_differentiable", True)
+    gradlint.assert_gradients(CubeDetached.apply, x)
+    failing = gradlint.check_gradients(CubeDetached.apply, x, strict=True)
+    assert (failing.ok, failing.failed_check) == (False, "gradgradcheck")
+    with pytest.raises(AssertionError, match="not twice differentiable"):
+        gradlint.assert_gradients(CubeDetached.apply, x, strict=True)
     only_first = gradlint.check_gradients(CubeDetached.apply, x, checks=["gradcheck"])
-    assert only_first.ok
+    assert only_first.ok and not only_first.warning
     assert {c["name"]: c["status"] for c in only_first.checks}["gradgradcheck"] == "skipped"
     loose = gradlint.check_gradients(HalfSquare.apply, torch.tensor([1e-3, 2e-3]), atol=1e-2,
                                      gradgradcheck=False)
