@@ -111,7 +111,9 @@ def gradlint_run(args: list[str], cwd: Path, python: Path, gradlint: Path, timeo
 
 def outcome(entry: dict) -> str:
     """pass | fail | inconclusive | warning | skipped | error (one word per run)."""
-    result = entry.get("result", entry)
+    if entry.get("skipped"):
+        return "skipped"
+    result = entry.get("result") or {}
     status = result.get("status")
     if status == "pass":
         return "pass"
@@ -225,7 +227,7 @@ def measure_package(cache: Path, name: str, version: str, python: Path, gradlint
         kind = entry.get("kind")
         target = entry.get("target", "")
         row = {"target": target, "outcome": outcome(entry),
-               "summary": (entry.get("result") or {}).get("summary", ""),
+               "summary": (entry.get("result") or {}).get("summary", "") or entry.get("skipped", ""),
                "inputs": entry.get("inputs_source", "")}
         if kind == "function_class":
             symbol = target.split("::")[-1].split(".")[-1]

@@ -45,11 +45,14 @@ def is_memory_error(exc):
 
 _USER_PHASES = ("forward", "backward", "setup_context", "jvp", "vjp", "vmap")
 # what torch says, from its C++ engine, about a user's Function (no user frame in the traceback)
-_ABOUT_USER_CODE = ("Backward", "backward", "does not require grad", "returned an incorrect number",
-                    "invalid gradient", "modified by an inplace operation", "leaf Variable", "mark_dirty",
-                    "save_for_backward", "saved_tensors", "setup_context", "jvp", "vmap", "Function",
-                    "differentiate twice", "appears to not have been used", "expected Variable",
-                    "is not a Tensor", "grad_fn")
+_ABOUT_USER_CODE = (
+    "Backward returned", "returned an incorrect number of gradients", "returned an invalid gradient",
+    "does not require grad and does not have a grad_fn", "modified by an inplace operation",
+    "leaf Variable that requires grad", "mark_dirty", "save_for_backward", "saved_tensors", "setup_context",
+    "implement the jvp", "implement either the backward or vjp", "vmap support", "differentiate twice",
+    "appears to not have been used in the graph", "expected Variable or None", "gradient different than None",
+    "handle undefined output grads", "Legacy autograd function",
+)
 
 
 def is_users(exc, reporter):

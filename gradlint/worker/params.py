@@ -123,6 +123,16 @@ class _Usage(ast.NodeVisitor):
     def _param(self, node):
         return node.id if isinstance(node, ast.Name) and node.id in self.names else None
 
+    def _root(self, node):
+        """The parameter an expression is built on: ``p``, ``p.unsqueeze(1)``, ``p[..., None].long()``."""
+        while True:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                node = node.func.value
+            elif isinstance(node, (ast.Attribute, ast.Subscript)):
+                node = node.value
+            else:
+                return self._param(node)
+
     def visit_keyword(self, node):
         p = self._param(node.value)
         if p and node.arg:
@@ -179,12 +189,12 @@ class _Usage(ast.NodeVisitor):
                     if name == "take":
                         index_at = 0
             if 0 <= index_at < len(args):
-                p = self._param(args[index_at])
+                p = self._root(args[index_at])
                 if p:
                     self.ev.vote(p, INDEX, 5)
             for kw in node.keywords:
                 if kw.arg in ("index", "target", "indices"):
-                    p = self._param(kw.value)
+                    p = self._root(kw.value)
                     if p:
                         self.ev.vote(p, INDEX, 5)
         if _module_call(func) and node.args:
@@ -470,8 +480,11 @@ def _decide(p, evidence, no_grad):
                                                     and strength >= 3 and not no_grad)):
         return Param(p.name, DEFAULT, [p.default], why="default %r" % (p.default,))
     kind, why = None, ""
-    if ann_kind is not None:
-        kind, why = ann_kind, "annotation"
+    named = _name_kind(p.name)
+    if ann_kind is None and no_grad and named in (INDEX, MASK) and ev_kind in (None, TENSOR, INDEX, MASK):
+        ann_kind, why = named, "its name; backward returns None for it"
+    if kind is None and ann_kind is not None:
+        kind, why = ann_kind, why or "annotation"
     elif ev_kind in UNSUPPORTED + (STR, INDEX) and strength >= 2:
         kind, why = ev_kind, "used as %s in forward" % ev_kind
     elif ev_kind in (INT, FLOAT, BOOL) and strength >= 3:
@@ -479,7 +492,6 @@ def _decide(p, evidence, no_grad):
     elif ev_kind == TENSOR and strength >= 2:
         kind, why = TENSOR, "used as a tensor in forward"
     if kind is None:
-        named = _name_kind(p.name)
         if named is not None and not (named in (INT, FLOAT, BOOL, STR) and ev_kind == TENSOR and strength >= 2):
             kind, why = named, "its name"
         elif ev_kind is not None and strength >= 1 and ev_kind != NONE:
