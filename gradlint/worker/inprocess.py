@@ -63,7 +63,8 @@ class DirectJob(Job):
             raw, synth, recipe = synthesize(self.fn, self.fclass, {"kind": "synthesize"}, self.opts,
                                             self.reporter)
             self.source = "synthesized"
-            self.redraw = recipe.make  # a second draw, as the runner makes for synthesized inputs
+            # other draws, as the runner makes for synthesized inputs
+            self.redraw = lambda seed: loaded.with_inputs(recipe.make(seed))
             self.result["synthesis"] = synth
         subject = prepare(self.fn, self.fclass, loaded.names, raw, self.source,
                           self.opts, self.reporter, synth=synth, notes=self.result["notes"])
@@ -72,7 +73,7 @@ class DirectJob(Job):
         self.result["inputs"] = subject.infos
         self.result["options"] = dict(self.opts)
         self.run_checks(subject)
-        self.other_draws(subject, loaded)
+        self.other_draws(subject)
 
 
 def _name(fn, fclass):

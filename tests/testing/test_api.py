@@ -125,3 +125,10 @@ def test_importing_the_api_loads_no_language_server_stack():
             "assert not heavy, heavy\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_without_inputs_they_are_synthesized_and_redrawn_like_the_runner():
+    report = gradlint.check_gradients(MulWrongForA.apply)
+    assert report.verdict == "wrong_gradient" and report.worst[0]["input"] == "a"
+    assert "inputs: synthesized from the signature" in str(report)
+    assert "gradcheck (draw 2)" in [check["name"] for check in report.checks]
