@@ -70,6 +70,11 @@ class Loader(object):
         name, root = self.module_name()
         if root is not None and root not in sys.path:
             sys.path.insert(0, root)
+        if (self.req.get("module") or {}).get("reuse") and self.kind != "call_site":
+            module = self.imported(name)
+            if module is not None:
+                self.result["target"]["module"] = module.__name__
+                return module
         if "." not in name and name in sys.modules:
             name = "_gradlint_target_" + name
         self.result["target"]["module"] = name
@@ -95,6 +100,23 @@ class Loader(object):
                 oc.summary = "✗ %s while importing %s: %s" % (type(e).__name__, name, first_line(exc_text(e)))
             raise oc
         return module
+
+    def imported(self, name):
+        """In-process runs: the module as this process imports it (reused when it already
+        is), or None when ``name`` is some other file."""
+        module = sys.modules.get(name)
+        try:
+            if module is None:
+                spec = importlib.util.find_spec(name)
+                if spec is None or not spec.origin or realpath(spec.origin) != realpath(self.path):
+                    return None
+                module = importlib.import_module(name)
+        except Exception as e:
+            oc = self.reporter.user_exception(e, "import", "import of %s" % name)
+            oc.summary = "✗ %s while importing %s: %s" % (type(e).__name__, name, first_line(exc_text(e)))
+            raise oc
+        f = getattr(module, "__file__", None)
+        return module if f and realpath(f) == realpath(self.path) else None
 
     # -- call-site capture --------------------------------------------------------------
 
