@@ -1,7 +1,7 @@
 """Runs stay inside the folder they were asked to look in, symlinks followed, unless the
 user names the file: `gradlint run .` does not follow a link out of the project, nor
 take a gradcheck call from a test file that links out of it. (The editor's rule, runs
-only inside the workspace folders, is tested in tests/server/test_containment.py.)"""
+only inside the workspace folders, is tested in tests/server/test_server_containment.py.)"""
 
 from __future__ import annotations
 
