@@ -65,6 +65,8 @@ import {
 } from './install';
 
 const RESTRICTED_KEYS = new Set(['interpreter', 'args']);
+/** How long `gradlint lsp` may take to answer initialize (it imports libcst and pygls). */
+const INITIALIZE_TIMEOUT_S = 60;
 
 interface LaunchPlan {
   settings: GradlintSettings;
@@ -343,7 +345,11 @@ export class Gradlint implements vscode.Disposable {
           action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
           handled: true,
         }),
-        closed: (): CloseHandlerResult => this.onServerClosed(interpreter),
+        // a server that never answered initialize is not restarted: start() reports it
+        closed: (): CloseHandlerResult =>
+          this.client === client && running
+            ? this.onServerClosed(interpreter)
+            : { action: CloseAction.DoNotRestart, handled: true },
       },
       middleware: {
         workspace: {
@@ -365,7 +371,9 @@ export class Gradlint implements vscode.Disposable {
         },
       },
     };
-    const client = new GradlintLanguageClient('gradlint', 'gradlint', serverOptions, clientOptions);
+    // (the handlers above refer to these: the client they belong to, and whether it ever ran)
+    let running = false;
+    const client: GradlintLanguageClient = new GradlintLanguageClient('gradlint', 'gradlint', serverOptions, clientOptions);
     client.onDidChangeState((e) => {
       if (this.client !== client) {
         return;
@@ -381,15 +389,29 @@ export class Gradlint implements vscode.Disposable {
     this.client = client;
     this.plan = plan;
     this.log(`starting: ${[command, ...args].join(' ')} (cwd ${plan.cwd})`);
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await client.start();
+      // the last install check: `gradlint lsp` answers initialize (a hung server would leave
+      // the status at "starting" forever)
+      await Promise.race([
+        client.start(),
+        new Promise((_resolve, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${INITIALIZE_TIMEOUT_S} s`)), INITIALIZE_TIMEOUT_S * 1000);
+        }),
+      ]);
+      running = true;
       this.log('language server ready');
     } catch (err) {
       if (this.client !== client) {
         return;
       }
       this.log(`the language server could not start: ${errorMessage(err)}`);
+      this.client = undefined;
+      this.plan = undefined;
+      void client.stop(2000).catch(() => undefined);
       this.showRemedy(interpreter, serverFailed(context, state.version, errorMessage(err)), 'Show Output');
+    } finally {
+      clearTimeout(timer);
     }
   }
 

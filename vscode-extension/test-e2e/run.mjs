@@ -823,10 +823,15 @@ scenario(
     prepare: (ws) => {
       const dir = path.dirname(ws);
       const wrapper = path.join(dir, 'fake-python');
+      // metadata of torch-gradlint at the extension's version, for the stand-in's `gradlint`
+      const distInfo = path.join(dir, 'fake-site', `torch_gradlint-${pkg.version}.dist-info`);
+      fs.mkdirSync(distInfo, { recursive: true });
+      fs.writeFileSync(path.join(distInfo, 'METADATA'), `Metadata-Version: 2.1\nName: torch-gradlint\nVersion: ${pkg.version}\n`);
+      fs.writeFileSync(path.join(distInfo, 'top_level.txt'), 'gradlint\n');
       fs.writeFileSync(
         wrapper,
-        `#!/bin/sh\nexport PYTHONPATH="${path.join(HERE, 'fake-server')}"\nexport GRADLINT_FAKE_LOG="${path.join(dir, 'fake-server.jsonl')}"\n` +
-          `export GRADLINT_FAKE_RUN_SECONDS=2\nexec "${PYTHON}" "$@"\n`,
+        `#!/bin/sh\nexport PYTHONPATH="${path.join(HERE, 'fake-server')}:${path.dirname(distInfo)}"\nexport GRADLINT_FAKE_LOG="${path.join(dir, 'fake-server.jsonl')}"\n` +
+          `export GRADLINT_FAKE_RUN_SECONDS=2 GRADLINT_FAKE_VERSION=${pkg.version}\nexec "${PYTHON}" "$@"\n`,
       );
       fs.chmodSync(wrapper, 0o755);
       writeJson(path.join(ws, '.vscode', 'settings.json'), { 'gradlint.interpreter': wrapper, 'gradlint.severity': { GL003: 'warning' } });
@@ -873,6 +878,73 @@ scenario(
       const r = spawnSync('python3', ['-m', 'venv', venv], { encoding: 'utf8' });
       if (r.status !== 0) throw new Error(`python3 -m venv: ${r.stderr}`);
       writeJson(path.join(ws, '.vscode', 'settings.json'), { 'gradlint.interpreter': path.join(venv, 'bin', 'python') });
+    },
+  },
+);
+
+// 8b. The system's Python (Debian's /usr/bin/python3, PEP 668: pip may not install into it) is
+//     the one found: "Install in a new venv" creates a venv in the extension's storage, installs the
+//     bundled wheel there, points the User setting gradlint.interpreter at it, and the server starts.
+scenario(
+  'install-in-new-venv',
+  [],
+  async (vs, { userData }) => {
+    await vs.openFile('gl001_float32.py');
+    const msg = await vs.waitForNotification(/not installed in \S*python3, a Python managed by your system/, 40000);
+    log(`  notification: ${msg}`);
+    const toast = vs.page.locator('.notification-toast', { hasText: 'managed by your system' });
+    await toast.locator('.monaco-button', { hasText: 'Install in a new venv' }).click();
+    const t0 = Date.now();
+    await vs.waitForOutput(/gradlint.interpreter \(User\) set to \S+\/venv\/bin\/python/, 300000);
+    log(`  venv created and torch-gradlint installed (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    await vs.waitFor(() => vs.squiggles('error').count(), 'an error squiggle from the server in the new venv', 60000);
+    await vs.waitFor(() => vs.statusItem(/^\S*\s*gradlint$/m), 'status bar "gradlint" (ready)', 20000);
+    const user = JSON.parse(fs.readFileSync(path.join(userData, 'User', 'settings.json'), 'utf8'));
+    const python = user['gradlint.interpreter'];
+    if (!python || !python.startsWith(path.join(userData, 'User', 'globalStorage'))) {
+      throw new Error(`User gradlint.interpreter: ${python}`);
+    }
+    const r = spawnSync(python, ['-c', 'import importlib.metadata as m; print(m.version("torch-gradlint"))'], { encoding: 'utf8' });
+    if (r.stdout.trim() !== pkg.version) throw new Error(`torch-gradlint in ${python}: ${r.stdout}${r.stderr}`);
+    log(`  User gradlint.interpreter = ${python} (torch-gradlint ${r.stdout.trim()}); diagnostics shown`);
+  },
+  {
+    workspaceSettings: {},
+    env: (dir) => {
+      // python3 on PATH is the system's; VSCODE_CLI=1 keeps this PATH (no login-shell resolution)
+      const bin = path.join(dir, 'path');
+      fs.mkdirSync(bin, { recursive: true });
+      fs.symlinkSync('/usr/bin/python3', path.join(bin, 'python3'));
+      return { PATH: `${bin}${path.delimiter}${process.env.PATH}`, VSCODE_CLI: '1' };
+    },
+  },
+);
+
+// 8c. The install check passes but `gradlint lsp` does not answer initialize (here: an interpreter
+//     wrapper that runs the check, then makes the server exit): a broken install, "Reinstall".
+scenario(
+  'server-does-not-start',
+  [],
+  async (vs) => {
+    await vs.openFile('gl001_float32.py');
+    const msg = await vs.waitForNotification(/did not answer initialize/, 60000);
+    log(`  notification: ${msg}`);
+    if (!/torch-gradlint [\d.]+ in \S+broken-python is broken/.test(msg)) throw new Error(`message: ${msg}`);
+    const toast = vs.page.locator('.notification-toast', { hasText: 'did not answer initialize' });
+    const buttons = await toast.locator('.monaco-button').allInnerTexts();
+    if (!buttons.includes('Reinstall torch-gradlint') || !buttons.includes('Show Output')) {
+      throw new Error(`buttons: ${JSON.stringify(buttons)}`);
+    }
+    await vs.waitFor(() => vs.statusItem(/gradlint: broken install/), 'status bar "gradlint: broken install"', 10000);
+    log(`  buttons: ${buttons.join(', ')}; status bar: broken install`);
+  },
+  {
+    workspaceSettings: {},
+    prepare: (ws) => {
+      const wrapper = path.join(path.dirname(ws), 'broken-python');
+      fs.writeFileSync(wrapper, `#!/bin/sh\nif [ "$1" = "-m" ]; then echo "gradlint lsp: broken on purpose" >&2; exit 3; fi\nexec "${PYTHON}" "$@"\n`);
+      fs.chmodSync(wrapper, 0o755);
+      writeJson(path.join(ws, '.vscode', 'settings.json'), { 'gradlint.interpreter': wrapper });
     },
   },
 );
