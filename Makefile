@@ -23,6 +23,7 @@ $(STAMP): requirements-dev.txt pyproject.toml
 	  $(PIP) uninstall -y gradlint; fi
 	@rm -rf gradlint.egg-info
 	$(PIP) install --no-deps --no-build-isolation -e .
+	@rm -rf build torch_gradlint.egg-info  # build leftovers: stale metadata if left on sys.path
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 
@@ -63,7 +64,7 @@ WHEEL_DIR := $(EXT)/server
 wheel: $(STAMP)
 	rm -rf $(WHEEL_DIR) build
 	$(PIP) wheel --no-deps --no-build-isolation --wheel-dir $(WHEEL_DIR) .
-	rm -rf build
+	rm -rf build torch_gradlint.egg-info
 
 # Builds vscode-extension/gradlint-<version>.vsix (offline), with the wheel inside.
 vscode: $(EXT)/node_modules/.package-lock.json wheel

@@ -80,7 +80,7 @@ function ensureWheel() {
   fs.rmSync(path.dirname(WHEEL), { recursive: true, force: true });
   const r = spawnSync(PYTHON, ['-m', 'pip', 'wheel', '--quiet', '--no-deps', '--no-build-isolation', '--wheel-dir', path.dirname(WHEEL), REPO],
     { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] });
-  fs.rmSync(path.join(REPO, 'build'), { recursive: true, force: true });
+  for (const leftover of ['build', 'torch_gradlint.egg-info']) fs.rmSync(path.join(REPO, leftover), { recursive: true, force: true });
   if (r.status !== 0 || !fs.existsSync(WHEEL)) fail(`could not build ${WHEEL}`);
 }
 
