@@ -18,6 +18,7 @@ from typing import Sequence
 from .. import __version__
 from ..engine.config import ConfigError, ConfigResolver, expand_codes
 from ..engine.files import (FileReport, UsageError, discover, lint_file, lint_text, options_for)
+from ..engine.fixes import fixes_apply
 from ..engine.linter import LintCache
 from ..findings import Finding
 from ..rules import ALL_RULES, RULES_BY_CODE, RULES_BY_NAME
@@ -116,6 +117,8 @@ def _check(args: argparse.Namespace) -> int:
     ignore = expand_codes(args.ignore, "--ignore")
     unsafe = args.unsafe_fixes
     fixing = args.fix or args.diff
+    # the summary's "N fixable with `--fix`" is counted by fixing a copy of each file
+    count_fixes = args.format == "text" and not fixing and not args.quiet
     cwd = Path.cwd()
     resolver = ConfigResolver(cwd, args.config)
     style = output.Style(args.format == "text" and not args.no_color and sys.stdout.isatty()
@@ -130,16 +133,19 @@ def _check(args: argparse.Namespace) -> int:
         config = resolver.for_path(path.absolute() if path else cwd / "stdin.py")
         options = options_for(path.absolute() if path else cwd / "stdin.py", config, select, ignore)
         text = _read_stdin()
-        reports = [lint_text(text, path, display, options, fix=fixing, unsafe=unsafe)]
+        reports = [lint_text(text, path, display, options, fix=fixing, unsafe=unsafe,
+                             count_fixes=count_fixes)]
         if args.fix and not args.diff:
             sys.stdout.write(reports[0].fixed or text)
-            for line in output.render_text(reports[0].findings, output.Style(False), unsafe):
+            blocked = set() if fixes_apply(reports[0].findings) else {display}
+            for line in output.render_text(reports[0].findings, output.Style(False), unsafe, blocked):
                 print(line, file=sys.stderr)
             return EXIT_CLEAN if args.exit_zero or not reports[0].findings else EXIT_FINDINGS
     else:
         paths = [Path(p) for p in (args.paths or ["."])]
         files = list(discover(paths, resolver))
-        reports = _lint_files(files, resolver, select, ignore, fixing, unsafe, args.jobs, cwd)
+        reports = _lint_files(files, resolver, select, ignore, fixing, unsafe, args.jobs, cwd,
+                              count_fixes)
 
     if args.diff:
         return _print_diffs(reports, args.exit_zero)
@@ -150,7 +156,9 @@ def _check(args: argparse.Namespace) -> int:
 
     findings = [f for report in reports for f in report.findings]
     fixed = sum(report.fixes_applied for report in reports)
-    _print(findings, args, style, unsafe, fixed, cwd)
+    fixable = sum(report.fixable for report in reports) if count_fixes else None
+    blocked = {report.display for report in reports if not fixes_apply(report.findings)}
+    _print(findings, args, style, unsafe, fixed, cwd, fixable, blocked)
     broken = [report for report in reports if report.internal_error]
     for report in broken:
         print(f"gradlint: error: {report.display}: internal error ({report.internal_error}); "
@@ -180,19 +188,21 @@ def _display(path: Path, cwd: Path) -> str:
 
 
 def _lint_one(job: tuple) -> FileReport:
-    path, display, options, fixing, unsafe = job
-    return lint_file(path, display, options, fix=fixing, unsafe=unsafe, cache=_WORKER_CACHE)
+    path, display, options, fixing, unsafe, count_fixes = job
+    return lint_file(path, display, options, fix=fixing, unsafe=unsafe, cache=_WORKER_CACHE,
+                     count_fixes=count_fixes)
 
 
 _WORKER_CACHE = LintCache(capacity=2000)
 
 
 def _lint_files(files: list[Path], resolver: ConfigResolver, select, ignore, fixing: bool,
-                unsafe: bool, jobs: int, cwd: Path) -> list[FileReport]:
+                unsafe: bool, jobs: int, cwd: Path, count_fixes: bool) -> list[FileReport]:
     work = []
     for path in files:
         config = resolver.for_path(path)
-        work.append((path, _display(path, cwd), options_for(path, config, select, ignore), fixing, unsafe))
+        work.append((path, _display(path, cwd), options_for(path, config, select, ignore), fixing, unsafe,
+                     count_fixes))
     workers = jobs if jobs > 0 else (os.cpu_count() or 1)
     if workers > 1 and len(work) >= PARALLEL_THRESHOLD:
         with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -201,7 +211,7 @@ def _lint_files(files: list[Path], resolver: ConfigResolver, select, ignore, fix
 
 
 def _print(findings: list[Finding], args, style: output.Style, unsafe: bool, fixed: int,
-           cwd: Path) -> None:
+           cwd: Path, fixable: int | None, blocked: set[str]) -> None:
     if args.format == "json":
         print(output.render_json(findings))
         return
@@ -212,16 +222,17 @@ def _print(findings: list[Finding], args, style: output.Style, unsafe: bool, fix
         for line in output.render_github(findings):
             print(line)
         return
-    for line in output.render_text(findings, style, unsafe):
+    for line in output.render_text(findings, style, unsafe, blocked):
         print(line)
     if args.statistics and findings:
         print()
-        for line in output.statistics(findings, unsafe):
+        for line in output.statistics(findings, unsafe, blocked):
             print(line)
     if not args.quiet:
         if findings or fixed:
             print()
-        for line in output.summary(findings, style, unsafe=unsafe, fixed=fixed, fixing=args.fix):
+        for line in output.summary(findings, style, unsafe=unsafe, fixed=fixed, fixing=args.fix,
+                                   fixable=fixable, blocked=blocked):
             print(line)
 
 

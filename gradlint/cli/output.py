@@ -8,7 +8,7 @@ import os
 from collections import Counter
 from urllib.parse import quote_from_bytes
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Sequence
 
 from .. import __version__
 from ..findings import Applicability, Finding, Severity
@@ -28,30 +28,37 @@ class Style:
         return f"\x1b[{codes}m{text}\x1b[0m"
 
 
-def fix_marker(finding: Finding, unsafe: bool) -> str:
+def fix_marker(finding: Finding, unsafe: bool, blocked: Collection[str] = ()) -> str:
+    """` [*]` when `--fix` (with `--unsafe-fixes` if given) fixes this finding. ``blocked``:
+    paths of files `--fix` leaves alone (they do not parse)."""
     fix = finding.fix
-    if fix is None:
+    if fix is None or finding.path in blocked:
         return ""
     if fix.applicability is Applicability.SAFE or unsafe:
         return " [*]"
     return ""
 
 
-def render_text(findings: Sequence[Finding], style: Style, unsafe: bool) -> list[str]:
+def render_text(findings: Sequence[Finding], style: Style, unsafe: bool,
+                blocked: Collection[str] = ()) -> list[str]:
     lines = []
     for f in findings:
         location = f"{f.path}:{f.range.start.line}:{f.range.start.column + 1}:"
         color = "red" if f.severity is Severity.ERROR else "yellow"
         lines.append(f"{style(location, 'bold')} {style(f.code, color, 'bold')} {f.message}"
-                     f"{style(fix_marker(f, unsafe), 'cyan')}")
+                     f"{style(fix_marker(f, unsafe, blocked), 'cyan')}")
     return lines
 
 
 def summary(findings: Sequence[Finding], style: Style, *, unsafe: bool, fixed: int = 0,
-            fixing: bool = False) -> list[str]:
+            fixing: bool = False, fixable: int | None = None,
+            blocked: Collection[str] = ()) -> list[str]:
+    """The closing lines. ``fixable``: how many fixes `--fix` would apply, counted by
+    fixing a copy (None: count the findings that carry an applicable fix)."""
     count = len(findings)
-    safe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.SAFE)
-    hidden = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.UNSAFE)
+    fixing_applies = [f for f in findings if f.fix and f.path not in blocked]
+    safe = sum(1 for f in fixing_applies if f.fix.applicability is Applicability.SAFE)
+    hidden = sum(1 for f in fixing_applies if f.fix.applicability is Applicability.UNSAFE)
     lines = []
     if fixing and fixed:
         noun = "problem" if fixed + count == 1 else "problems"
@@ -60,7 +67,8 @@ def summary(findings: Sequence[Finding], style: Style, *, unsafe: bool, fixed: i
         lines.append(style("All checks passed!", "green"))
         return lines
     else:
-        fixable = safe + (hidden if unsafe else 0)
+        if fixable is None:
+            fixable = safe + (hidden if unsafe else 0)
         noun = "problem" if count == 1 else "problems"
         detail = f" ({fixable} fixable with `--fix`)" if fixable and not fixing else ""
         lines.append(f"Found {count} {noun}{detail}.")
@@ -70,9 +78,9 @@ def summary(findings: Sequence[Finding], style: Style, *, unsafe: bool, fixed: i
     return lines
 
 
-def statistics(findings: Sequence[Finding], unsafe: bool) -> list[str]:
+def statistics(findings: Sequence[Finding], unsafe: bool, blocked: Collection[str] = ()) -> list[str]:
     counts = Counter(f.code for f in findings)
-    fixable = {f.code for f in findings if f.fix and (unsafe or f.fix.applicability is Applicability.SAFE)}
+    fixable = {f.code for f in findings if fix_marker(f, unsafe, blocked)}
     width = max((len(str(n)) for n in counts.values()), default=1)
     lines = []
     for code, number in sorted(counts.items(), key=lambda item: (-item[1], item[0])):

@@ -15,8 +15,8 @@ from ..engine.files import UsageError, discover, read_text, resolves_inside
 from ..engine.linter import LintCache
 from ..engine.runs import ResultCache, RunPlan, execute, not_runnable, plan, runnable
 from ..engine.targets import Target, find_targets, symbol_target
-from ..runner import WorkerClient, WorkerStartError, adopt_orphans, kill_orphans
-from ..runner.report import headline, mark, render_text
+from ..runner import DEFAULT_LIMITS, WorkerClient, WorkerStartError, adopt_orphans, kill_orphans
+from ..runner.report import headline, mark, render_text, worker_advice
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -27,10 +27,12 @@ def add_parser(commands) -> None:
                      help="files, directories, or file::Symbol / file::LINE (default: .)")
     run.add_argument("-j", "--jobs", type=int, default=2, metavar="N", help="parallel runs (default 2)")
     run.add_argument("--format", choices=["text", "json"], default="text")
-    run.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
-                     help="per run (default 60)")
-    run.add_argument("--memory-limit", type=int, default=4096, metavar="MIB",
-                     help="memory a run may allocate, beyond what torch maps (default 4096)")
+    timeout = DEFAULT_LIMITS["timeout_s"]
+    memory = DEFAULT_LIMITS["memory_bytes"] // 2 ** 20
+    run.add_argument("--timeout", type=float, default=timeout, metavar="SECONDS",
+                     help=f"per run (default {timeout:g})")
+    run.add_argument("--memory-limit", type=int, default=memory, metavar="MIB",
+                     help=f"memory a run may allocate, beyond what torch maps (default {memory})")
     run.add_argument("--python", metavar="PATH", default=None,
                      help="interpreter that runs the checks (default: the one running gradlint)")
     run.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
@@ -214,7 +216,8 @@ async def _run_all(plans: list[RunPlan], python: str, cwd: Path, args) -> list[t
             info = await client.start()
         except WorkerStartError as error:
             progress.close()
-            print(f"gradlint: error: {error.reason}", file=sys.stderr)
+            advice = worker_advice(error.reason, python, "`gradlint run --python PATH ...`")
+            print(f"gradlint: error: {error.reason}. {' '.join(advice)}", file=sys.stderr)
             return None
         environment = f"{info.executable}:{info.torch}"
         results_cache = ResultCache(None if args.no_cache else cwd / ".gradlint_cache" / "runs")

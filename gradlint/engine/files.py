@@ -12,7 +12,7 @@ from ..analysis.source import SourceDecodeError, decode_source
 from ..findings import Finding, Range, Severity
 from ..rules import SYNTAX_ERROR
 from .config import Config, ConfigResolver
-from .fixes import FixOutcome, fix_source
+from .fixes import FixOutcome, allowed, fix_source, fixes_apply
 from .linter import LintCache, LintOptions, lint_source
 from .reading import MAX_FILE_BYTES, NotARegularFile, read_bytes  # noqa: F401 (re-exported)
 
@@ -88,6 +88,7 @@ class FileReport:
     original: str | None = None  # the text as read (None when unreadable)
     fixed: str | None = None  # the text after fixes (when fixing)
     fixes_applied: int = 0
+    fixable: int = 0  # how many fixes `--fix` would apply (when counted)
     internal_error: str | None = None  # gradlint failed on this file (a bug to report)
 
 
@@ -131,7 +132,8 @@ def options_for(path: Path, config: Config, select: list[str] | None,
 
 
 def lint_file(path: Path, display: str, options: LintOptions, *, fix: bool = False,
-              unsafe: bool = False, cache: LintCache | None = None) -> FileReport:
+              unsafe: bool = False, cache: LintCache | None = None,
+              count_fixes: bool = False) -> FileReport:
     report = FileReport(path, display)
     try:
         text = read_text(path)
@@ -141,11 +143,16 @@ def lint_file(path: Path, display: str, options: LintOptions, *, fix: bool = Fal
     except OSError as error:
         report.findings = [file_error(display, f"cannot read file: {error.strerror or error}")]
         return report
-    return lint_text(text, path, display, options, fix=fix, unsafe=unsafe, cache=cache)
+    return lint_text(text, path, display, options, fix=fix, unsafe=unsafe, cache=cache,
+                     count_fixes=count_fixes)
 
 
 def lint_text(text: str, path: Path | None, display: str, options: LintOptions, *,
-              fix: bool = False, unsafe: bool = False, cache: LintCache | None = None) -> FileReport:
+              fix: bool = False, unsafe: bool = False, cache: LintCache | None = None,
+              count_fixes: bool = False) -> FileReport:
+    """Lint (or, with ``fix``, fix) one text. ``count_fixes``: also count, into
+    ``report.fixable``, the fixes that fixing would apply (by fixing a copy, so the count
+    is exactly what ``--fix`` does: fixes that unlock others, overlaps, unparsable files)."""
     report = FileReport(path or Path(display), display, original=text)
     try:
         if fix:
@@ -155,6 +162,9 @@ def lint_text(text: str, path: Path | None, display: str, options: LintOptions, 
             report.findings = outcome.remaining
         else:
             report.findings = lint_source(text, display, options, cache).findings
+            if count_fixes and fixes_apply(report.findings) and \
+                    any(allowed(f.fix, unsafe) for f in report.findings):
+                report.fixable = fix_source(text, display, options, unsafe=unsafe, cache=cache).fixed
     except Exception as error:  # a bug in gradlint: report it, and go on with other files
         report.internal_error = f"{type(error).__name__}: {error}"
         report.fixed = None

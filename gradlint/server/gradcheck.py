@@ -23,7 +23,7 @@ from ..engine.files import read_bytes, resolves_inside
 from ..engine.runs import RunPlan, execute, plan
 from ..engine.targets import Target, find_targets
 from ..runner import WorkerClient
-from ..runner.report import headline, mark, render_markdown, seconds
+from ..runner.report import headline, mark, render_markdown, seconds, worker_advice
 from . import convert
 from .documents import Document, units
 
@@ -277,6 +277,11 @@ class GradcheckRuns:
                       "message": "cancelled from the editor; the run's process was killed"}
         finally:
             self.running.pop(run_plan.key, None)
+        if result.get("verdict") == "worker_unavailable":
+            python = settings.interpreter or sys.executable
+            advice = worker_advice(str(result.get("summary") or ""), python,
+                                   "set the `interpreter` setting (VS Code: `gradlint.interpreter`)")
+            result = {**result, "message": "\n".join(filter(None, [*advice, result.get("message")]))}
         outcome = Outcome(run_plan, result, document.uri, document.version, source)
         self._by_plan[run_plan.key] = outcome
         self._end_progress(token, headline(result))

@@ -8,6 +8,7 @@ from typing import Any, Mapping
 
 from ..engine.config import ConfigError, expand_codes
 from ..findings import Severity
+from ..runner.protocol import DEFAULT_LIMITS
 
 log = logging.getLogger("gradlint.server")
 
@@ -23,8 +24,8 @@ class Settings:
     severity: Mapping[str, Severity] = field(default_factory=dict)
     debounce_ms: int = 200
     code_lens: bool = True
-    run_timeout: float = 30.0
-    run_memory_limit_mb: int = 4096
+    run_timeout: float = DEFAULT_LIMITS["timeout_s"]  # one default: CLI, editor, README (60 s)
+    run_memory_limit_mb: int = DEFAULT_LIMITS["memory_bytes"] // 2 ** 20
     run_on_save: bool = False
     interpreter: str | None = None  # the Python that runs gradcheck workers
     docs_url: str | None = None  # e.g. "https://example.org/rules/{code}" for codeDescription

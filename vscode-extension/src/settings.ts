@@ -16,7 +16,7 @@ export const DEFAULTS = {
   select: null as string[] | null,
   ignore: [] as string[],
   severity: {} as Record<string, Severity>,
-  runTimeout: 30,
+  runTimeout: 60,
   runMemoryLimitMb: 4096,
   runOnSave: false,
   codeLens: true,
@@ -185,4 +185,72 @@ export function classifyChange(affects: (key: string) => boolean): 'restart' | '
     return 'notify';
   }
   return 'none';
+}
+
+/** JSON with comments and trailing commas (VS Code's settings.json) → a value, or undefined. */
+export function parseJsonc(text: string): unknown {
+  let out = '';
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      out += c;
+      if (c === '\\') {
+        out += text[++i] ?? '';
+      } else if (c === '"') {
+        inString = false;
+      }
+    } else if (c === '"') {
+      inString = true;
+      out += c;
+    } else if (c === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+      out += '\n';
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 1;
+    } else {
+      out += c;
+    }
+  }
+  // trailing commas (outside strings)
+  let json = '';
+  inString = false;
+  for (let i = 0; i < out.length; i++) {
+    const c = out[i];
+    if (inString) {
+      json += c;
+      if (c === '\\') {
+        json += out[++i] ?? '';
+      } else if (c === '"') {
+        inString = false;
+      }
+      continue;
+    }
+    if (c === '"') {
+      inString = true;
+    } else if (c === ',' && /^\s*[}\]]/.test(out.slice(i + 1))) {
+      continue;
+    }
+    json += c;
+  }
+  try {
+    return JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `gradlint.<key>` as written in a settings.json text (flat `"gradlint.key"` or nested). */
+export function settingInJsonc(text: string, key: string): unknown {
+  const value = parseJsonc(text);
+  if (typeof value !== 'object' || value === null) {
+    return undefined;
+  }
+  const obj = value as Record<string, unknown>;
+  if (`gradlint.${key}` in obj) {
+    return obj[`gradlint.${key}`];
+  }
+  const section = obj.gradlint;
+  return typeof section === 'object' && section !== null ? (section as Record<string, unknown>)[key] : undefined;
 }

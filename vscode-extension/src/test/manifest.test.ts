@@ -16,7 +16,7 @@ test('every setting is contributed, described, with the documented default', () 
   }
   assert.equal(props['gradlint.enable'].default, DEFAULTS.enable);
   assert.equal(props['gradlint.interpreter'].default, '');
-  assert.equal(props['gradlint.run.timeout'].default, 30);
+  assert.equal(props['gradlint.run.timeout'].default, 60); // as `gradlint run` and the server
   assert.equal(props['gradlint.run.memoryLimit'].default, 4096);
   assert.equal(props['gradlint.run.onSave'].default, false);
   assert.equal(props['gradlint.codeLens.enable'].default, true);

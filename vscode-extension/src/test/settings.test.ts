@@ -22,7 +22,7 @@ test('defaults when nothing is set', () => {
     select: null,
     ignore: [],
     severity: {},
-    runTimeout: 30,
+    runTimeout: 60,
     runMemoryLimitMb: 4096,
     runOnSave: false,
     codeLens: true,
@@ -91,7 +91,7 @@ test('invalid values fall back to defaults or are dropped', () => {
   assert.deepEqual(s.args, ['ok', 'x']);
   assert.deepEqual(s.ignore, ['GL001']);
   assert.deepEqual(s.severity, { GL003: 'error' });
-  assert.equal(s.runTimeout, 30);
+  assert.equal(s.runTimeout, 60);
   assert.equal(s.runMemoryLimitMb, 4096);
   assert.equal(s.trace, 'off');
   assert.equal(readSettings(get({ 'run.timeout': '7.5' })).runTimeout, 7.5);
