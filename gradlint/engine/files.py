@@ -14,6 +14,7 @@ from ..rules import SYNTAX_ERROR
 from .config import Config, ConfigResolver
 from .fixes import FixOutcome, fix_source
 from .linter import LintCache, LintOptions, lint_source
+from .notebooks import MAX_NOTEBOOK_BYTES, NotebookError, is_notebook, lint_notebook
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -38,14 +39,20 @@ def _skipped_directory(path: Path) -> bool:
             or (path / "pyvenv.cfg").is_file())
 
 
-def discover(paths: Sequence[Path], resolver: ConfigResolver) -> Iterator[Path]:
-    """Python files under ``paths``. Files named explicitly are always included;
-    directories are walked, skipping VCS, virtualenv, build and excluded directories."""
+def discover(paths: Sequence[Path], resolver: ConfigResolver, *, notebooks: bool = False,
+             force_exclude: bool = False) -> Iterator[Path]:
+    """Python files (and Jupyter notebooks when ``notebooks``) under ``paths``. Files named
+    explicitly are included unless ``force_exclude`` and the configuration excludes them
+    (what pre-commit needs: it names every changed file); directories are walked, skipping
+    VCS, virtualenv, build and excluded directories."""
+    suffixes = (".py", ".pyi", ".ipynb") if notebooks else (".py", ".pyi")
     seen: set[Path] = set()
     for root in paths:
         if not root.exists():
             raise UsageError(f"path does not exist: {root}")
         if root.is_file():
+            if force_exclude and resolver.for_path(root).is_excluded(root):
+                continue
             if root.resolve() not in seen:
                 seen.add(root.resolve())
                 yield root
@@ -61,7 +68,7 @@ def discover(paths: Sequence[Path], resolver: ConfigResolver) -> Iterator[Path]:
                 kept.append(sub)
             subdirs[:] = kept
             for name in sorted(files):
-                if not (name.endswith(".py") or name.endswith(".pyi")):
+                if not name.endswith(suffixes):
                     continue
                 path = base / name
                 if resolver.for_path(path).is_excluded(path):
@@ -85,9 +92,10 @@ class FileReport:
 
 def read_text(path: Path) -> str:
     data = path.read_bytes()
-    if len(data) > MAX_FILE_BYTES:
+    limit = MAX_NOTEBOOK_BYTES if is_notebook(path.name) else MAX_FILE_BYTES
+    if len(data) > limit:
         raise SourceDecodeError(f"file is too large to analyse ({len(data) // 1024 // 1024} MiB; "
-                                f"the limit is {MAX_FILE_BYTES // 1024 // 1024} MiB)", 1, 0)
+                                f"the limit is {limit // 1024 // 1024} MiB)", 1, 0)
     return decode_source(data)
 
 
@@ -143,6 +151,8 @@ def lint_file(path: Path, display: str, options: LintOptions, *, fix: bool = Fal
 def lint_text(text: str, path: Path | None, display: str, options: LintOptions, *,
               fix: bool = False, unsafe: bool = False, cache: LintCache | None = None) -> FileReport:
     report = FileReport(path or Path(display), display, original=text)
+    if is_notebook(display):
+        return _lint_notebook(report, options, fix, unsafe, cache)
     try:
         if fix:
             outcome: FixOutcome = fix_source(text, display, options, unsafe=unsafe, cache=cache)
@@ -154,4 +164,22 @@ def lint_text(text: str, path: Path | None, display: str, options: LintOptions, 
     except Exception as error:  # a bug in gradlint: report it, and go on with other files
         report.internal_error = f"{type(error).__name__}: {error}"
         report.fixed = None
+    return report
+
+
+def _lint_notebook(report: FileReport, options: LintOptions, fix: bool, unsafe: bool,
+                   cache: LintCache | None) -> FileReport:
+    assert report.original is not None
+    try:
+        result = lint_notebook(report.original, report.display, options, fix=fix, unsafe=unsafe,
+                               cache=cache)
+    except NotebookError as error:
+        report.findings = [file_error(report.display, str(error))]
+        return report
+    except Exception as error:  # a bug in gradlint: report it, and go on with other files
+        report.internal_error = f"{type(error).__name__}: {error}"
+        return report
+    report.findings = result.findings
+    report.fixed = result.fixed_text
+    report.fixes_applied = result.fixes_applied
     return report
