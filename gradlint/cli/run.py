@@ -39,6 +39,8 @@ def add_parser(commands) -> None:
                           "gradgradcheck=false, fast_mode=false (repeatable; see "
                           "docs/run-result-schema.md)")
     run.add_argument("--exit-zero", action="store_true", help="exit 0 even when a check fails")
+    run.add_argument("--force-exclude", action="store_true",
+                     help="apply `exclude` to files named on the command line too (pre-commit)")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -62,7 +64,7 @@ def run_command(args: argparse.Namespace) -> int:
             plans.append(named_plan)
             named.add(named_plan.display)
             continue
-        for file in discover([path], resolver):
+        for file in discover([path], resolver, force_exclude=args.force_exclude):
             try:
                 text = _read(file)
             except UsageError:
