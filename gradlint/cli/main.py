@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_run_parser(commands)
 
+    from .config_command import add_parser as add_config_parser
+
+    add_config_parser(commands)
+
     lsp = commands.add_parser("lsp", help="run the language server (stdio)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (for debugging)")
     return parser
@@ -96,6 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _rules(args.format)
         if args.command == "lsp":
             return _lsp(args.tcp)
+        if args.command == "config":
+            from .config_command import config_command
+
+            return config_command(args)
         if args.command == "run":
             from .run import run_command
 

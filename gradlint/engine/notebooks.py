@@ -350,9 +350,9 @@ class CellFixOutcome:
 
 
 def fix_cells(cells: Sequence[CellText], path: str, options: LintOptions, unsafe: bool = False,
-              cache: LintCache | None = None) -> CellFixOutcome:
+              cache: LintCache | None = None, only_cells: set[int] | None = None) -> CellFixOutcome:
     """Fix until no fix applies (at most MAX_PASSES times), never in a notebook whose code
-    does not parse."""
+    does not parse; with ``only_cells``, only fixes whose edits all lie in those cells."""
     cache = cache or LintCache()
     sources = {cell.index: cell.text for cell in cells}
     fixed = 0
@@ -360,7 +360,8 @@ def fix_cells(cells: Sequence[CellText], path: str, options: LintOptions, unsafe
     for _ in range(MAX_PASSES):
         if any(f.code == "GL000" for f in findings):
             break
-        fixes = [f.fix for f in findings if allowed(f.fix, unsafe)]
+        fixes = [f.fix for f in findings if allowed(f.fix, unsafe) and (
+            only_cells is None or all(e.cell in only_cells for e in f.fix.edits))]  # type: ignore[union-attr]
         if not fixes:
             break
         new_sources, count = apply_cell_fixes(sources, fixes)  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ from pygls.uris import to_fs_path
 from .. import __version__
 from ..engine.suppressions import add_noqa
 from ..findings import Applicability, Fix
-from . import convert
+from . import convert, notebooks
 from .documents import UTF8, UTF16, UTF32, Document, DocumentStore, column_from_units, units
 from .linting import Debouncer, Linter, LintSnapshot, ProjectConfigs
 from .settings import Settings, parse_settings
@@ -89,7 +89,8 @@ class GradlintProtocol(LanguageServerProtocol):
 class GradlintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("gradlint", __version__, protocol_cls=GradlintProtocol,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         notebook_document_sync=notebooks.SYNC_OPTIONS)
         self.documents = DocumentStore()
         self.settings = Settings()  # from initializationOptions (and global configuration)
         self.folder_settings: dict[str, Settings] = {}  # workspace folder uri -> settings
@@ -102,6 +103,8 @@ class GradlintServer(LanguageServer):
         self.snapshots: dict[str, LintSnapshot] = {}
         self._lint_tasks: set[asyncio.Task] = set()
         self.runs = None  # the gradcheck feature (gradlint.server.gradcheck), attached below
+        self.notebooks: notebooks.Notebooks | None = None  # notebookDocument/* (attached below)
+        self.workspace_diagnostics: Any = None  # workspace/diagnostic (attached below)
         self._configured: asyncio.Event | None = None  # set once client settings are known
 
     # -- helpers used by the features ------------------------------------------------
@@ -178,6 +181,10 @@ class GradlintServer(LanguageServer):
         self._configured.set()
 
     async def lint_document(self, document: Document) -> LintSnapshot:
+        if self.notebooks is not None and self.notebooks.is_cell(document.uri):
+            cell = await self.notebooks.lint_cell(document)  # the notebook is one module
+            if cell is not None:
+                return cell
         await self.configured()
         previous = self.snapshots.get(document.uri)
         if previous is not None and previous.version == document.version and \
@@ -230,8 +237,13 @@ class GradlintServer(LanguageServer):
 
     def relint_all(self) -> None:
         self.snapshots.clear()
+        if self.notebooks is not None:
+            self.notebooks.relint_all()
+        if self.workspace_diagnostics is not None:
+            self.workspace_diagnostics.invalidate()
         for document in self.documents:
-            self.schedule(document.uri, immediate=True)
+            if self.notebooks is None or not self.notebooks.is_cell(document.uri):
+                self.schedule(document.uri, immediate=True)
         if self.pull_mode and self.capability("workspace", "diagnostics", "refresh_support"):
             self.workspace_diagnostic_refresh(None)
 
@@ -261,6 +273,7 @@ class GradlintServer(LanguageServer):
 
 
 server = GradlintServer()
+notebooks.attach(server)
 
 
 # -- lifecycle -----------------------------------------------------------------------------
@@ -362,9 +375,12 @@ async def pull_diagnostics(ls: GradlintServer, params: types.DocumentDiagnosticP
 # -- code actions: quick fixes, suppressions, fix-all ---------------------------------------
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                 types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix,
-                                                           FIX_ALL_KIND],
+                                                           FIX_ALL_KIND,
+                                                           notebooks.NOTEBOOK_FIX_ALL_KIND],
                                         resolve_provider=False))
 async def code_actions(ls: GradlintServer, params: types.CodeActionParams):
+    if ls.notebooks is not None and ls.notebooks.is_cell(params.text_document.uri):
+        return await ls.notebooks.code_actions(params)
     document = ls.documents.get(params.text_document.uri)
     if document is None:
         return None
