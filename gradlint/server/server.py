@@ -23,7 +23,7 @@ from pygls.uris import to_fs_path
 from .. import __version__
 from ..engine.suppressions import add_noqa
 from ..findings import Applicability, Fix
-from . import convert, notebooks
+from . import config_command, convert, notebooks, workspace_diagnostics
 from .documents import UTF8, UTF16, UTF32, Document, DocumentStore, column_from_units, units
 from .linting import Debouncer, Linter, LintSnapshot, ProjectConfigs
 from .settings import Settings, parse_settings
@@ -274,6 +274,8 @@ class GradlintServer(LanguageServer):
 
 server = GradlintServer()
 notebooks.attach(server)
+workspace_diagnostics.attach(server)
+config_command.attach(server)
 
 
 # -- lifecycle -----------------------------------------------------------------------------
@@ -299,7 +301,7 @@ async def initialized(ls: GradlintServer, params: types.InitializedParams) -> No
     ls.mark_configured()
     if ls.capability("workspace", "did_change_watched_files", "dynamic_registration"):
         watchers = [types.FileSystemWatcher(glob_pattern=pattern)
-                    for pattern in ("**/pyproject.toml", "**/conftest.py")]
+                    for pattern in ("**/pyproject.toml", "**/conftest.py", "**/*.py", "**/*.pyi")]
         try:
             await ls.client_register_capability_async(types.RegistrationParams(registrations=[
                 types.Registration(id="gradlint-watch-config",
@@ -314,6 +316,8 @@ async def initialized(ls: GradlintServer, params: types.InitializedParams) -> No
 @server.feature(types.SHUTDOWN)
 async def shutdown(ls: GradlintServer, params: Any) -> None:
     ls.debouncer.cancel_all()
+    if ls.workspace_diagnostics is not None:
+        ls.workspace_diagnostics.close()
     if ls.runs is not None:
         await ls.runs.close()
     ls.linter.shutdown()
@@ -340,6 +344,8 @@ def did_save(ls: GradlintServer, params: types.DidSaveTextDocumentParams) -> Non
         ls.relint_all()
         return
     ls.schedule(uri, immediate=True)
+    if ls.workspace_diagnostics is not None:
+        ls.workspace_diagnostics.wake()  # the file on disk changed
     if ls.runs is not None:
         ls.runs.document_saved(uri)
 
@@ -353,6 +359,8 @@ def did_close(ls: GradlintServer, params: types.DidCloseTextDocumentParams) -> N
         ls.runs.document_closed(uri)
     if not ls.pull_mode:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+    if ls.workspace_diagnostics is not None:
+        ls.workspace_diagnostics.document_closed(uri)  # back to the file on disk
 
 
 # -- pull diagnostics (when the client supports them) ---------------------------------------
@@ -526,6 +534,8 @@ def did_change_watched_files(ls: GradlintServer, params: types.DidChangeWatchedF
     if any(change.uri.endswith(("pyproject.toml", "conftest.py")) for change in params.changes):
         ls.configs.invalidate()
         ls.relint_all()
+    elif ls.workspace_diagnostics is not None:
+        ls.workspace_diagnostics.files_changed(params.changes)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
