@@ -121,7 +121,11 @@ function probeServer() {
       params: {
         processId: process.pid,
         rootUri: null,
-        capabilities: { workspace: { configuration: true }, window: { workDoneProgress: true } },
+        capabilities: {
+          workspace: { configuration: true },
+          window: { workDoneProgress: true },
+          notebookDocument: { synchronization: { dynamicRegistration: true } },
+        },
         initializationOptions: { settings: {}, workspaceTrusted: false },
       },
     });
@@ -136,6 +140,7 @@ function serverFeatures(probe) {
   if (caps.codeActionProvider) features.add('codeActions');
   const commands = caps.executeCommandProvider?.commands ?? [];
   if (caps.codeLensProvider && commands.includes('gradlint.runGradcheck')) features.add('gradcheck');
+  if (caps.notebookDocumentSync) features.add('notebooks');
   return features;
 }
 
@@ -711,10 +716,82 @@ scenario(
   },
 );
 
-// 7. The client side of the server contract, against a stand-in server
+// 7. A Jupyter notebook: its Python cells are synced as a notebook document and linted as one
+//    module (the import in cell 1 makes cell 3's gradcheck call known); the diagnostic shows in
+//    the cell and in the Problems panel; the quick fix, reached from the Problems panel,
+//    edits the cell and the diagnostic goes away. The notebook file is written by the test.
+const NOTEBOOK = {
+  cells: [
+    { cell_type: 'code', execution_count: null, metadata: {}, outputs: [],
+      source: ['%matplotlib inline\n', 'import torch\n', 'from torch.autograd import gradcheck'] },
+    { cell_type: 'markdown', metadata: {}, source: ['Check `sin` with **gradcheck**.'] },
+    { cell_type: 'code', execution_count: null, metadata: {}, outputs: [],
+      source: ['x = torch.linspace(0, 1, 5, dtype=torch.float64, requires_grad=True)\n',
+               'assert gradcheck(torch.sin, (torch.randn(3, requires_grad=True),))'] },
+  ],
+  metadata: {
+    kernelspec: { display_name: 'Python 3', language: 'python', name: 'python3' },
+    language_info: { name: 'python' },
+  },
+  nbformat: 4,
+  nbformat_minor: 5,
+};
+scenario(
+  'notebook-diagnostics',
+  ['server', 'codeActions', 'notebooks'],
+  async (vs, { ws }) => {
+    await vs.quickInput('Control+P', 'prototype.ipynb');
+    await vs.page.locator('.quick-input-list .monaco-list-row', { hasText: 'prototype.ipynb' }).first().waitFor({ timeout: 15000 });
+    await vs.page.keyboard.press('Enter');
+    await vs.page.locator('.notebook-editor').first().waitFor({ timeout: 30000 });
+    log('  notebook editor open');
+    await vs.waitFor(() => vs.page.locator('.notebook-editor .monaco-editor .squiggly-error').count(),
+      'an error squiggle in a notebook cell', 40000);
+    const rows = await vs.waitFor(async () => {
+      const r = await vs.problems();
+      return r.some((t) => /GL001/.test(t)) && r;
+    }, 'a GL001 row in the Problems panel', 15000);
+    log(`  problems: ${rows.map((r) => r.replace(/\s+/g, ' ')).join(' | ')}`);
+    if (rows.filter((t) => /GL001/.test(t)).length !== 1) throw new Error(`expected one GL001 row: ${rows}`);
+    const out = vs.outputChannel();
+    if (/Error|Traceback/.test(out.split('language server ready').pop() ?? '')) throw new Error(`server errors:\n${out}`);
+    await vs.screenshot('notebook-diagnostics-before');
+    // the Problems row puts the cursor on the diagnostic, in its cell
+    await vs.page.locator('.markers-panel .monaco-list-row', { hasText: 'GL001' }).first().click();
+    await sleep(500);
+    await vs.page.keyboard.press('Control+.');
+    const actions = vs.page.locator('.action-widget .monaco-list-row');
+    await actions.first().waitFor({ timeout: 15000 });
+    const labels = await actions.allInnerTexts();
+    log(`  code actions: ${labels.map((l) => l.trim()).join(' | ')}`);
+    if (!labels.some((l) => /float64/.test(l))) throw new Error(`no float64 fix among ${JSON.stringify(labels)}`);
+    for (let i = 0; i < 10; i++) {
+      const focused = await vs.page.locator('.action-widget .monaco-list-row.focused').innerText().catch(() => '');
+      if (/float64/.test(focused)) break;
+      await vs.page.keyboard.press('ArrowDown');
+      await sleep(100);
+    }
+    await vs.page.keyboard.press('Enter');
+    await vs.waitFor(async () => (await vs.page.locator('.notebook-editor .monaco-editor .squiggly-error').count()) === 0,
+      'the squiggle in the cell to disappear', 20000);
+    const after = await vs.waitFor(async () => {
+      const r = await vs.problems();
+      return !r.some((t) => /GL001/.test(t)) && (r.length ? r : ['(none)']);
+    }, 'the Problems panel without GL001', 15000);
+    log(`  problems after the fix: ${after.join(' | ')}`);
+    const text = await vs.page.locator('.notebook-editor').first().innerText();
+    if (!/torch\.randn\(3,\s*dtype=torch\.float64,\s*requires_grad=True\)/.test(text.replace(/\u00a0/g, ' '))) {
+      throw new Error(`the cell was not fixed: ${text}`);
+    }
+    log('  cell fixed: torch.randn(3, dtype=torch.float64, requires_grad=True)');
+  },
+  { prepare: (ws) => writeJson(path.join(ws, 'prototype.ipynb'), NOTEBOOK) },
+);
+
+// 8. The client side of the server contract, against a stand-in server
 //    (test-e2e/fake-server/gradlint/__main__.py) that records what it receives: needs no real
 //    server, so it also guards the client while the server changes.
-const FAKE_KEYS = ['codeLens', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave', 'runTimeout', 'select', 'severity'];
+const FAKE_KEYS = ['codeLens', 'diagnosticMode', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave', 'runTimeout', 'select', 'severity'];
 scenario(
   'client-contract',
   [],
