@@ -7,8 +7,10 @@ module: its code cells joined in order by ``engine.notebooks``. Diagnostics are 
 a quick fix may edit another cell (where a tensor was made); `source.fixAll.gradlint` fixes
 one cell, `notebook.source.fixAll.gradlint` the whole notebook.
 
-A change in one cell can change another cell's diagnostics: push clients get every cell
-published again, pull clients a `workspace/diagnostic/refresh`.
+Cell diagnostics are always published (`textDocument/publishDiagnostics`), also to clients
+that pull diagnostics: VS Code's language client (9.x) never pulls for notebook cells, and a
+change in one cell can change another cell's diagnostics. A pull for a cell is answered with
+an empty report, so that no client shows them twice.
 """
 
 from __future__ import annotations
@@ -128,9 +130,7 @@ class Notebooks:
     def _forget_cell(self, uri: str) -> None:
         self.cell_notebook.pop(uri, None)
         self.ls.documents.close(uri)
-        if not self.ls.pull_mode:
-            self.ls.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        self.ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     # -- linting ---------------------------------------------------------------------------
     def is_cell(self, uri: str) -> bool:
@@ -208,17 +208,9 @@ class Notebooks:
         notebook = self.open.get(uri)
         if notebook is None:
             return
-        before = self.lints.get(uri)
         lint = await self.lint(notebook)
         if self._key(notebook) != lint.key:
             return  # outdated: a newer change is on its way
-        if self.ls.pull_mode:
-            changed = before is None or any(
-                before.by_cell.get(cell, LintSnapshot(cell, None, ())).findings != snapshot.findings
-                for cell, snapshot in lint.by_cell.items())
-            if changed and self.ls.capability("workspace", "diagnostics", "refresh_support"):
-                self.ls.workspace_diagnostic_refresh(None)
-            return
         for cell_uri, snapshot in lint.by_cell.items():
             document = self.ls.documents.get(cell_uri)
             if document is not None:

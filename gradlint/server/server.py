@@ -369,7 +369,8 @@ def did_close(ls: GradlintServer, params: types.DidCloseTextDocumentParams) -> N
                                         workspace_diagnostics=False))
 async def pull_diagnostics(ls: GradlintServer, params: types.DocumentDiagnosticParams):
     document = ls.documents.get(params.text_document.uri)
-    if document is None:
+    if document is None or (ls.notebooks is not None and ls.notebooks.is_cell(document.uri)):
+        # (notebook cells: always published, see gradlint.server.notebooks)
         return types.RelatedFullDocumentDiagnosticReport(items=[])
     snapshot = await ls.lint_document(document)
     runs = ls.runs.generation(document.uri) if ls.runs is not None else 0
