@@ -17,14 +17,14 @@ SCHEMA_VERSION = 1
 
 STATUSES = (
     "pass", "fail", "error", "no_inputs", "crash", "timeout", "memory",
-    "cancelled", "output_limit",
+    "cancelled", "output_limit", "inconclusive", "warning",
 )
 VERDICTS = (
     "ok", "wrong_gradient", "non_differentiable_point", "input_mutated",
     "random_op", "nondeterministic_backward", "not_twice_differentiable",
     "low_precision_input", "undefined_grad", "batched_grad", "gradcheck_failed",
     "exception", "bad_inputs", "bad_request", "target_not_found",
-    "worker_unavailable",
+    "worker_unavailable", "vacuous", "draw_dependent",
 )
 
 DEFAULT_LIMITS = {

@@ -15,6 +15,7 @@ from .checks import grad_outputs_for
 from .introspect import is_once_differentiable
 from .jacobian import JacobianAnalysis, parse_gradcheck_message
 from .outcome import Outcome
+from .patterns import classify
 from .tensors import as_tuple, is_tensor, nan_max, real_numel
 from .text import first_line, fmt, idx, scalar_fmt
 from .torch_setup import REAL
@@ -258,12 +259,19 @@ def analyse_failure(subject, spec, msg, mode, label, details):
                    % ({"first": "analytical gradient", "second": "second derivative",
                        "forward": "jvp"}[order], fmt(k["numerical"])))
         return finish("non_differentiable_point", summary, message)
-    summary = "✗ %s: input %s, %s (worst |Δ| %s at %s, %s; numerical %s, analytical %s)" % (
-        what, details["input"], details["output_name"], fmt(w["abs_error"]), where, out_where,
-        fmt(w["numerical"]), fmt(w["analytical"]))
+    pattern = classify(primary, ana.blocks, spec["in_names"], inputs, subject.opts["atol"], subject.opts["rtol"])
+    worst_text = "worst |Δ| %s at %s, %s; numerical %s, analytical %s" % (
+        fmt(w["abs_error"]), where, out_where, fmt(w["numerical"]), fmt(w["analytical"]))
     message = ("%d of %d entries of d(%s)/d(%s) differ beyond atol=%s + rtol=%s·|numerical|."
                % (primary["failing_elements"], primary["total_elements"], details["output_name"],
                   details["input"], fmt(subject.opts["atol"]), fmt(subject.opts["rtol"])))
+    if pattern is not None:
+        details["pattern"] = pattern
+        summary = "✗ %s for %s, %s: %s (%s)" % (what, details["input"], details["output_name"],
+                                                pattern["short"], worst_text)
+        message = pattern["text"][0].upper() + pattern["text"][1:] + ". " + message
+    else:
+        summary = "✗ %s: input %s, %s (%s)" % (what, details["input"], details["output_name"], worst_text)
     return finish("wrong_gradient", summary, message)
 
 

@@ -47,22 +47,24 @@ class Loader(object):
     # -- import -----------------------------------------------------------------------
 
     def module_name(self):
+        """(dotted name, its sys.path entry or None): the request's, or found like pytest does."""
         given = (self.req.get("module") or {}).get("name")
+        if given:
+            return given, None
         d = os.path.dirname(self.path)
         stem = os.path.splitext(os.path.basename(self.path))[0]
         parts = [] if stem == "__init__" else [stem]
-        while os.path.isfile(os.path.join(d, "__init__.py")):
+        while os.path.isfile(os.path.join(d, "__init__.py")) and os.path.basename(d).isidentifier() \
+                and not any(os.path.isfile(os.path.join(d, m)) for m in ("pyproject.toml", "setup.py", "setup.cfg")):
             parts.insert(0, os.path.basename(d))
             d = os.path.dirname(d)
-        if given:
-            return given, d
         if not parts:
             parts = [os.path.basename(os.path.dirname(self.path))]
         return ".".join(parts), d
 
     def import_module(self):
         name, root = self.module_name()
-        if root not in sys.path:
+        if root is not None and root not in sys.path:
             sys.path.insert(0, root)
         if "." not in name and name in sys.modules:
             name = "_gradlint_target_" + name
@@ -166,24 +168,65 @@ class Loader(object):
         except Exception as e:
             raise self.reporter.user_exception(e, "setup", "setting up %s" % enclosing)
         needs = _required_params(bound)
-        if needs:
+        cases = list(self._cases(module, needs, enclosing)) if needs else [{}]
+        if not cases:
             raise Outcome(
                 "no_inputs", None,
-                "cannot call `%s(%s)`: it takes parameters; declare inputs with `# gradlint: inputs=...`"
+                "cannot call `%s(%s)`: it takes parameters that are not parametrize cases or fixtures of "
+                "this module; declare inputs with `# gradlint: inputs=...`"
                 % (parts[-1] if len(parts) == 1 else enclosing, ", ".join(needs)))
-        try:
-            if inspect.iscoroutinefunction(bound):
-                import asyncio
+        first_error = None
+        for kwargs in cases:
+            try:
+                if inspect.iscoroutinefunction(bound):
+                    import asyncio
 
-                asyncio.run(bound())
-            else:
-                bound()
-        except Captured:
-            return
-        except Outcome:
-            raise
-        except Exception as e:
-            raise self.reporter.user_exception(e, "enclosing", enclosing)
+                    asyncio.run(bound(**kwargs))
+                else:
+                    bound(**kwargs)
+            except Captured:
+                if kwargs:
+                    self.result["target"]["case"] = dict((k, _short_repr(v)) for k, v in kwargs.items())
+                return
+            except Outcome:
+                raise
+            except BaseException as e:  # pytest.skip() raises a BaseException: try the next case
+                if isinstance(e, (KeyboardInterrupt, SystemExit)) and not kwargs:
+                    raise
+                first_error = first_error or e
+        if first_error is not None and isinstance(first_error, Exception):
+            raise self.reporter.user_exception(first_error, "enclosing", enclosing)
+
+    def _cases(self, module, needs, enclosing):
+        """Keyword arguments for a parametrized test: its cases (and same-module fixtures)."""
+        import itertools
+
+        grids = []
+        for names, source in self.target.get("parametrize") or []:
+            try:
+                values = eval(compile(source, "<parametrize of %s>" % enclosing, "eval"), dict(vars(module)))
+                rows = []
+                for value in values:
+                    if hasattr(value, "marks") and hasattr(value, "values"):  # pytest.param(...)
+                        rows.append(dict(zip(names, tuple(value.values))))
+                    elif len(names) == 1:
+                        rows.append({names[0]: value})
+                    else:
+                        rows.append(dict(zip(names, value)))
+            except Exception:
+                return
+            grids.append(rows)
+        for combo in itertools.islice(itertools.product(*grids), 32):
+            kwargs = {}
+            for part in combo:
+                kwargs.update(part)
+            missing = [n for n in needs if n not in kwargs]
+            try:
+                for name in missing:
+                    kwargs[name] = _fixture_value(module, name)
+            except LookupError:
+                return
+            yield dict((k, v) for k, v in kwargs.items() if k in needs)
 
     def _bind_enclosing(self, module, owner, parts, enclosing):
         if owner is module:
@@ -291,6 +334,25 @@ class Loader(object):
             raise Outcome("error", "target_not_found", "✗ `%s` is not callable" % qualname)
         return Loaded(fn, fclass, param_names(fn, fclass))
 
+    def recapture(self, seed):
+        """The call's inputs drawn again with another seed (None when the call cannot be reached
+        again: a module-level call would need a fresh import)."""
+        enclosing = self.target.get("enclosing")
+        if self.kind != "call_site" or not enclosing:
+            return None
+        self.captured = None
+        self.install_interceptor()
+        try:
+            torch.manual_seed(seed)
+            self.call_enclosing(self.module, enclosing)
+        finally:
+            self.uninstall_interceptor()
+        if self.captured is None:
+            return None
+        real = REAL[self.captured["variant"]]
+        bound = inspect.signature(real).bind(*self.captured["args"], **self.captured["kwargs"])
+        return as_tuple(bound.arguments["inputs"])
+
     def evaluate(self, source, seed):
         """The value of a declared inputs expression, evaluated in the module's namespace."""
         if not isinstance(source, str):
@@ -304,6 +366,30 @@ class Loader(object):
             raise Outcome("error", "bad_request", "✗ the inputs expression is not valid Python: %s" % e.msg)
         except Exception as e:
             raise self.reporter.user_exception(e, "inputs", "the inputs expression")
+
+
+def _short_repr(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _fixture_value(module, name, depth=0):
+    """The value of a module-level pytest fixture (its function called, a generator advanced)."""
+    obj = getattr(module, name, None)
+    func = None
+    for get in (lambda o: o._get_wrapped_function(), lambda o: o.__pytest_wrapped__.obj, lambda o: o.__wrapped__):
+        try:
+            func = get(obj)
+            break
+        except Exception:
+            continue
+    if func is None or depth > 4 or not callable(func):
+        raise LookupError(name)
+    kwargs = dict((p, _fixture_value(module, p, depth + 1)) for p in _required_params(func))
+    value = func(**kwargs)
+    if inspect.isgenerator(value):
+        value = next(value)
+    return value
 
 
 def _required_params(obj):

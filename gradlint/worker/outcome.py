@@ -44,6 +44,22 @@ def is_memory_error(exc):
 
 
 _USER_PHASES = ("forward", "backward", "setup_context", "jvp", "vjp", "vmap")
+# what torch says, from its C++ engine, about a user's Function (no user frame in the traceback)
+_ABOUT_USER_CODE = ("Backward", "backward", "does not require grad", "returned an incorrect number",
+                    "invalid gradient", "modified by an inplace operation", "leaf Variable", "mark_dirty",
+                    "save_for_backward", "saved_tensors", "setup_context", "jvp", "vmap", "Function",
+                    "differentiate twice", "appears to not have been used", "expected Variable",
+                    "is not a Tensor", "grad_fn")
+
+
+def is_users(exc, reporter):
+    """Did the user's code raise ``exc`` (rather than gradlint's own checking machinery)?"""
+    if is_memory_error(exc) or reporter.user_frames(exc):
+        return True
+    if not isinstance(exc, Exception):
+        return True
+    text = str(exc)
+    return any(s in text for s in _ABOUT_USER_CODE)
 
 
 class Reporter(object):
