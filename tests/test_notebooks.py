@@ -199,3 +199,11 @@ def test_empty_and_markdown_only_notebooks_are_clean(cli, tmp_path):
         "", outputs=[new_output("stream", name="stdout", text="gradcheck torch")])))
     result = cli("check", ".", cwd=tmp_path)
     assert result.returncode == 0, result.stdout
+
+
+def test_run_refuses_notebooks_with_a_clear_error(cli, tmp_path):
+    shutil.copy(FIXTURE, tmp_path / "prototype.ipynb")
+    result = cli("run", "prototype.ipynb", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == ("gradlint: error: prototype.ipynb: gradlint run does not run notebooks "
+                             "(`gradlint check` checks them statically)\n")

@@ -12,6 +12,7 @@ from typing import Any
 from ..analysis.source import SourceDecodeError, decode_source
 from ..engine.config import ConfigResolver
 from ..engine.files import UsageError, discover
+from ..engine.notebooks import is_notebook
 from ..engine.linter import LintCache
 from ..engine.runs import ResultCache, RunPlan, execute, not_runnable, plan, runnable
 from ..engine.targets import Target, find_targets, symbol_target
@@ -68,6 +69,9 @@ def run_command(args: argparse.Namespace) -> int:
         path = Path(path_text)
         if not path.exists():
             raise UsageError(f"path does not exist: {path_text}")
+        if is_notebook(path.name):
+            raise UsageError(f"{path_text}: gradlint run does not run notebooks "
+                             f"(`gradlint check` checks them statically)")
         if symbol:
             target = _named_target(path, symbol, cache)
             root = resolver.for_path(path).root

@@ -9,7 +9,6 @@ import asyncio
 import re
 import textwrap
 
-import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
