@@ -20,6 +20,7 @@ INDEX = "index"  # an int64 tensor of indices into another input
 MASK = "mask"  # a bool tensor shaped like the first input
 INT, FLOAT, BOOL, STR, NONE = "int", "float", "bool", "str", "none"
 DEFAULT = "default"  # keep the parameter's default
+SIZE = "size"  # a torch.Size (the shape of the first tensor)
 SEQUENCE, CALLABLE, OBJECT = "sequence", "callable", "object"  # cannot be made up
 UNSUPPORTED = (SEQUENCE, CALLABLE, OBJECT)
 
@@ -37,6 +38,11 @@ _INDEX_METHODS = {  # method/function -> which positional argument is an index t
     "index_add": 1, "index_copy": 1, "index_fill": 1, "take_along_dim": 1, "take": 0,
     "one_hot": 0, "nll_loss": 1, "cross_entropy": 1, "embedding": 0, "bincount": 0,
 }
+# functions whose first argument (after the tensor, for methods) is a size
+_SIZE_FUNCTIONS = frozenset(("randn", "rand", "zeros", "ones", "empty", "full", "new", "new_zeros", "new_ones",
+                             "new_empty", "new_full", "expand", "view", "reshape", "broadcast_to"))
+_SIZE_FUNCTIONS_WITH_FILL = frozenset(("full", "new_full"))  # (size, fill_value)
+_SIZE_METHODS = frozenset(("expand", "view", "reshape", "broadcast_to"))  # torch.reshape(x, size)
 _DIM_NAMES = ("dim", "axis", "dims")
 _INT_NAMES = ("k", "n", "n_iter", "niter", "iters", "iterations", "max_iter", "num_iter", "steps",
               "order", "degree", "groups", "stride", "padding", "kernel_size", "size", "num_samples",
@@ -51,7 +57,9 @@ _BOOL_NAMES = ("training", "train", "inplace", "normalize", "normalized", "keepd
                "lower", "unbiased", "ceil_mode", "align_corners", "deterministic", "sorted", "largest")
 _STR_NAMES = ("mode", "method", "reduction", "padding_mode", "interpolation", "norm_type", "kind", "impl",
               "backend", "algorithm", "variant", "scheme")
-_INDEX_NAMES = ("target", "targets", "label", "labels", "index", "indices", "idx", "y_true", "ids", "tokens")
+_INDEX_NAMES = ("target", "targets", "label", "labels", "index", "indices", "idx", "y_true", "ids", "tokens",
+                 "which")
+_SIZE_NAMES = ("shape", "size", "sample_shape", "batch_shape", "out_shape", "output_shape")
 _MASK_NAMES = ("mask", "attention_mask", "attn_mask", "valid", "valid_mask")
 
 
@@ -123,6 +131,16 @@ class _Usage(ast.NodeVisitor):
     def _param(self, node):
         return node.id if isinstance(node, ast.Name) and node.id in self.names else None
 
+    def _root(self, node):
+        """The parameter an expression is built on: ``p``, ``p.unsqueeze(1)``, ``p[..., None].long()``."""
+        while True:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                node = node.func.value
+            elif isinstance(node, (ast.Attribute, ast.Subscript)):
+                node = node.value
+            else:
+                return self._param(node)
+
     def visit_keyword(self, node):
         p = self._param(node.value)
         if p and node.arg:
@@ -168,6 +186,17 @@ class _Usage(ast.NodeVisitor):
                 p = self._param(a)
                 if p:
                     self.ev.vote(p, INT, 3)
+        if name == "save_for_backward":  # only tensors (or None) can be saved
+            for a in node.args:
+                p = self._param(a)
+                if p:
+                    self.ev.vote(p, TENSOR, 4)
+        if name in _SIZE_FUNCTIONS:
+            args = node.args[1:] if name in _SIZE_METHODS and _module_call(func) else node.args
+            if args:
+                p = self._param(args[0])
+                if p and (len(args) == 1 or name in _SIZE_FUNCTIONS_WITH_FILL):
+                    self.ev.vote(p, SIZE, 4)
         index_at = _INDEX_METHODS.get(name) if name else None
         if index_at is not None:
             args = list(node.args)
@@ -179,15 +208,15 @@ class _Usage(ast.NodeVisitor):
                     if name == "take":
                         index_at = 0
             if 0 <= index_at < len(args):
-                p = self._param(args[index_at])
+                p = self._root(args[index_at])
                 if p:
                     self.ev.vote(p, INDEX, 5)
             for kw in node.keywords:
                 if kw.arg in ("index", "target", "indices"):
-                    p = self._param(kw.value)
+                    p = self._root(kw.value)
                     if p:
                         self.ev.vote(p, INDEX, 5)
-        if _module_call(func) and node.args:
+        if _module_call(func) and node.args and name not in _SIZE_FUNCTIONS:
             p = self._param(node.args[0])
             if p and index_at != 0:
                 self.ev.vote(p, TENSOR, 2)
@@ -377,6 +406,8 @@ def _name_kind(name):
         return BOOL
     if low in _STR_NAMES or low.endswith("_mode"):
         return STR
+    if low in _SIZE_NAMES:
+        return SIZE
     return None
 
 
@@ -470,16 +501,18 @@ def _decide(p, evidence, no_grad):
                                                     and strength >= 3 and not no_grad)):
         return Param(p.name, DEFAULT, [p.default], why="default %r" % (p.default,))
     kind, why = None, ""
-    if ann_kind is not None:
-        kind, why = ann_kind, "annotation"
-    elif ev_kind in UNSUPPORTED + (STR, INDEX) and strength >= 2:
+    named = _name_kind(p.name)
+    if ann_kind is None and no_grad and named in (INDEX, MASK) and ev_kind in (None, TENSOR, INDEX, MASK):
+        ann_kind, why = named, "its name; backward returns None for it"
+    if kind is None and ann_kind is not None:
+        kind, why = ann_kind, why or "annotation"
+    elif ev_kind in UNSUPPORTED + (STR, INDEX, SIZE) and strength >= 2:
         kind, why = ev_kind, "used as %s in forward" % ev_kind
     elif ev_kind in (INT, FLOAT, BOOL) and strength >= 3:
         kind, why = ev_kind, "used as %s in forward" % ev_kind
     elif ev_kind == TENSOR and strength >= 2:
         kind, why = TENSOR, "used as a tensor in forward"
     if kind is None:
-        named = _name_kind(p.name)
         if named is not None and not (named in (INT, FLOAT, BOOL, STR) and ev_kind == TENSOR and strength >= 2):
             kind, why = named, "its name"
         elif ev_kind is not None and strength >= 1 and ev_kind != NONE:

@@ -21,7 +21,8 @@ VERDICTS = (
     "random_op", "nondeterministic_backward", "not_twice_differentiable",
     "low_precision_input", "undefined_grad", "batched_grad", "gradcheck_failed",
     "exception", "bad_inputs", "bad_request", "target_not_found",
-    "worker_unavailable", "vacuous", "draw_dependent",
+    "worker_unavailable", "vacuous", "draw_dependent", "missing_dependency",
+    "approximate_gradient",
 )
 
 DEFAULT_LIMITS = {

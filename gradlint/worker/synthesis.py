@@ -11,6 +11,7 @@ The winning ``Recipe`` can make more draws of the same kind (another seed), or m
 another domain (e.g. small values, when the Jacobian at the first draw is all zero).
 """
 
+import re
 import time
 
 import torch
@@ -23,6 +24,8 @@ from .text import exc_text, first_line
 MAX_ATTEMPTS = 240
 MAX_SECONDS = 20.0
 DOMAINS = ("signed", "small", "positive", "unit", "simplex", "unit_norm", "spd")
+# when gradcheck fails on general square matrices: inputs the backward may assume
+STRUCTURED = ("spd", "symmetric", "tril")
 _DOMAIN_WORDS = ("positive", "domain", "cholesky", "singular", "invertible", "nan", "inf", "invalid value",
                  "linalg", "negative", "must be >", "must be non", "out of bounds", "sqrt", "log")
 # exceptions no input can avoid: a bug in the code, not a bad guess of inputs
@@ -42,6 +45,7 @@ def _shape_strategies(n):
         [(4, 4)] * n,
         [(2, 4, 4)] * n,
         [(3, 3)] * n,
+        [(2, 3, 3)] * n,
         [(2, 3)] * n,
         [(2, 4)] * n,
         [(2, 6)] * n,
@@ -76,6 +80,12 @@ def domain_values(shape, gen, domain):
         return p / p.sum(dim=-1, keepdim=True) if len(shape) else p
     if domain == "unit_norm":
         return v / v.norm(dim=-1, keepdim=True) if len(shape) else v.sign()
+    if domain in ("symmetric", "tril"):
+        if len(shape) >= 2 and shape[-1] == shape[-2]:
+            if domain == "symmetric":
+                return (v + v.transpose(-1, -2)) / 2
+            return torch.tril(v, -1) + torch.diag_embed(v.diagonal(dim1=-2, dim2=-1).abs() + 1.0)
+        return v
     if domain == "spd":
         if len(shape) >= 2 and shape[-1] == shape[-2]:
             n = shape[-1]
@@ -115,6 +125,8 @@ class Recipe(object):
                 args.append(t.requires_grad_(p.requires_grad))
             elif p.kind == P.INDEX:
                 args.append(_index_tensor(first, gen, self.index_variant))
+            elif p.kind == P.SIZE:
+                args.append(torch.Size(first.shape if first is not None else (3, 4)))
             elif p.kind == P.MASK:
                 base = first if first is not None else torch.zeros(3, 4)
                 m = torch.rand(base.shape, generator=gen) < 0.7
@@ -185,6 +197,24 @@ def _responds(fn, args, out, seed):
     return False
 
 
+_BATCH_SHAPE = re.compile(r"\b[BNLbn]\s*[x×]\s*(\d+)(?:\s*[x×]\s*(\d+))?(?:\s*[x×]\s*(\d+))?")
+_LAST_DIM = re.compile(r"last (?:dim|dimension|axis)\w*(?: size)? (?:should|must|to) be (?:of size )?(\d+)", re.I)
+
+
+def shape_hints(message):
+    """Shapes an error message asks for: "a Bx3x3 batch" → (2, 3, 3); "last dim should be 4" → (2, 4)."""
+    hints = []
+    for m in _BATCH_SHAPE.finditer(message):
+        dims = tuple(int(d) for d in m.groups() if d)
+        if dims and all(0 < d <= 64 for d in dims):
+            hints.append((2,) + dims)
+    for m in _LAST_DIM.finditer(message):
+        d = int(m.group(1))
+        if 0 < d <= 64:
+            hints += [(3, d), (2, 3, d)]
+    return hints
+
+
 def _looks_like_domain(exc):
     text = str(exc).lower()
     return isinstance(exc, ValueError) or any(w in text for w in _DOMAIN_WORDS)
@@ -245,6 +275,7 @@ class _Search(object):
         self.errors = []  # (exception, "Type: first line")
         self.nonfinite = 0
         self.vacuous = None  # the first recipe forward accepts, though its outputs do not move
+        self.hints = []  # shapes named by error messages ("Bx3x3", "last dim should be 4")
         self.started = time.monotonic()
 
     def exhausted(self):
@@ -252,8 +283,18 @@ class _Search(object):
 
     def run(self, strategies, seed):
         variants = (0, 1) if any(p.kind == P.INDEX for p in self.params) else (0,)
+        n = len(strategies[0]) if strategies else 0
         for values in _scalar_assignments(self.params):
-            for shapes in strategies:
+            queue = list(strategies)
+            position = 0
+            while position < len(queue):
+                for hinted in reversed(self.hinted_shapes(n)):  # shapes an error message asked for: next
+                    if hinted not in queue[:position]:
+                        if hinted in queue:
+                            queue.remove(hinted)
+                        queue.insert(position, hinted)
+                shapes = queue[position]
+                position += 1
                 for variant in variants:
                     recipe = self.try_domains(values, shapes, variant, seed)
                     if recipe is not None:
@@ -261,6 +302,13 @@ class _Search(object):
                     if self.exhausted():
                         return self.vacuous
         return self.vacuous
+
+    def hinted_shapes(self, n):
+        out = []
+        while self.hints and n:
+            shape = self.hints.pop(0)
+            out.append([shape] * n)
+        return out
 
     def try_domains(self, values, shapes, variant, seed):
         for domain in DOMAINS:
@@ -285,6 +333,7 @@ class _Search(object):
             if is_memory_error(e):
                 raise self.reporter.user_exception(e, "forward")
             self.errors.append((e, "%s: %s" % (type(e).__name__, first_line(exc_text(e, 300)))))
+            self.hints.extend(s for s in shape_hints(str(e)) if s not in self.hints)
             return "domain" if _looks_like_domain(e) else "shape"
         if not _finite(out):
             self.nonfinite += 1
