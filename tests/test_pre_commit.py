@@ -71,10 +71,13 @@ def git(cwd: Path, *args: str) -> str:
 def hooks_repo(tmp_path_factory) -> tuple[Path, str]:
     """This checkout as the git repository pre-commit installs the hooks from."""
     repo = tmp_path_factory.mktemp("gradlint-hooks")
-    for name in (".pre-commit-hooks.yaml", "pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, repo / name)
-    shutil.copytree(ROOT / "gradlint", repo / "gradlint",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    listed = git(ROOT, "ls-files", "--cached", "--others", "--exclude-standard").splitlines()
+    for name in listed:  # the checkout as it is now, uncommitted changes included
+        source = ROOT / name
+        if name.startswith("vscode-extension/") or not source.is_file():
+            continue
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, repo / name)
     git(repo, "init", "-q")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "snapshot")
