@@ -190,6 +190,7 @@ def _names(node: cst.CSTNode) -> list[cst.Name]:
 
         def visit_Attribute(self, attribute: cst.Attribute) -> bool:
             attribute.value.visit(self)
+            found.append(attribute.attr)  # `ops.Square.apply` refers to `Square` too
             return False
 
     node.visit(Visitor())

@@ -16,7 +16,7 @@ import warnings
 
 import torch
 
-from . import checks, gradchecks
+from . import checks, customops, funcchecks, gradchecks
 from .introspect import defines, is_once_differentiable
 from .loading import Loader
 from .outcome import Outcome, Reporter, is_users
@@ -38,6 +38,9 @@ CHECK_LABELS = {
     "gradgradcheck": "gradgradcheck",
     "forward_ad": "forward-mode gradcheck",
     "as_written": "gradcheck as written (original dtypes)",
+    "opcheck": "torch.library.opcheck (schema, autograd registration, fake tensor, AOT dispatch)",
+    "vmap": "torch.func.vmap against a loop of single calls",
+    "jacrev": "torch.func.jacrev against autograd",
 }
 CHECKS = {
     "forward": checks.check_forward,
@@ -49,9 +52,14 @@ CHECKS = {
     "gradgradcheck": gradchecks.check_gradgradcheck,
     "forward_ad": gradchecks.check_forward_ad,
     "as_written": gradchecks.check_as_written,
+    "opcheck": customops.check_opcheck,
+    "vmap": funcchecks.check_vmap,
+    "jacrev": funcchecks.check_jacrev,
 }
 # a failure of one of these makes forward AD meaningless too
 _FORWARD_CHECKS = ("forward", "input_mutation", "random_op", "nondeterminism")
+# checks that need only forward to work: a failing gradcheck does not skip them, nor do they skip others
+_FORWARD_ONLY = ("forward_ad", "opcheck", "vmap", "jacrev")
 _DOMAIN_NAMES = {"spd": "symmetric positive definite", "symmetric": "symmetric", "tril": "lower-triangular"}
 
 
@@ -106,7 +114,7 @@ class Job(object):
         self.reporter.path = path
         if not os.path.isfile(path):
             raise Outcome("error", "bad_request", "✗ no such file: %s" % path)
-        if self.kind not in ("function_class", "callable", "call_site"):
+        if self.kind not in ("function_class", "callable", "call_site", "custom_op"):
             raise Outcome("error", "bad_request", "✗ bad request: unknown target kind %r" % (self.kind,))
         if req.get("cwd"):
             os.chdir(req["cwd"])
@@ -197,6 +205,7 @@ class Job(object):
                           self.reporter, synth=synth, grad_outputs=loaded.grad_outputs, notes=self.result["notes"])
         subject.captured = loader.captured
         subject.raw = loaded.raw_inputs
+        subject.op = loaded.op
         # a sampler is checked with its random numbers fixed; a call site is checked as written
         subject.may_reseed = self.source != "call_site"
         self.result["inputs"] = subject.infos
@@ -232,16 +241,24 @@ class Job(object):
         want_fw = opts["check_forward_ad"]
         run_fw = (subject.fclass is not None and defines(subject.fclass, "jvp")) if want_fw == "auto" else bool(want_fw)
         plan = [("forward", None), ("sensitivity", None)]
-        if opts["check_input_mutation"]:
+        no_autograd = None
+        if subject.op is not None and not customops.has_autograd(subject.op):
+            no_autograd = "the op registers no gradient formula (register_autograd): only opcheck runs"
+        # a custom op declares what it mutates: opcheck's schema test checks that, not this
+        if opts["check_input_mutation"] and subject.op is None:
             plan.append(("input_mutation", None))
         if opts["check_random"]:
             plan.append(("random_op", None))
         if opts["check_nondeterminism"]:
-            plan.append(("nondeterminism", None))
-        plan.append(("gradcheck", None))
-        plan.append(("gradgradcheck", gg_skip))
+            plan.append(("nondeterminism", no_autograd))
+        plan.append(("gradcheck", no_autograd))
+        plan.append(("gradgradcheck", no_autograd or gg_skip))
         if run_fw:
             plan.append(("forward_ad", None))
+        if funcchecks.declares_func_support(subject):
+            plan += [("vmap", None), ("jacrev", None)]
+        if subject.op is not None and opts["opcheck"]:
+            plan.append(("opcheck", None))
         promoted = any(i.get("promoted_from") and i.get("requires_grad") for i in subject.infos)
         if promoted and self.kind == "call_site" and opts["check_low_precision"]:
             plan.append(("as_written", None))
@@ -253,7 +270,8 @@ class Job(object):
         blocked = None  # why the remaining checks are skipped
         fw_blocked = None  # forward_ad only depends on forward
         for step, (name, skip) in enumerate(plan):
-            reason = fw_blocked if name == "forward_ad" else blocked
+            # forward AD and opcheck depend only on forward, not on backward's results
+            reason = fw_blocked if name in _FORWARD_ONLY else blocked
             if reason or skip:
                 rec = self._skip(name, reason or skip)
                 if name == "gradgradcheck" and not reason and self.once_differentiable \
@@ -262,7 +280,7 @@ class Job(object):
                 continue
             self.progress(CHECK_LABELS.get(name, name), 5 + 80.0 * step / len(plan))
             rec = self._run_check(name, subject)
-            if rec["status"] in ("fail", "error"):
+            if rec["status"] in ("fail", "error") and name not in _FORWARD_ONLY:
                 blocked = "skipped: %s %s" % (name.replace("_", " "), "failed" if rec["status"] == "fail" else "raised")
                 if name in _FORWARD_CHECKS:
                     fw_blocked = blocked
@@ -441,5 +459,10 @@ def validate_options(o):
     for k in ("fast_mode", "gradgradcheck", "check_forward_ad"):
         if o[k] not in ("auto", True, False):
             raise Outcome("error", "bad_request", "✗ bad request: option %s must be \"auto\", true or false" % k)
-    if not isinstance(o["strict"], bool):
-        raise Outcome("error", "bad_request", "✗ bad request: option strict must be true or false")
+    for k in ("strict", "opcheck"):
+        if not isinstance(o[k], bool):
+            raise Outcome("error", "bad_request", "✗ bad request: option %s must be true or false" % k)
+    tests = o["opcheck_tests"]
+    if tests is not None and (not isinstance(tests, list) or not set(tests) <= set(customops.OPCHECK_TESTS)):
+        raise Outcome("error", "bad_request", "✗ bad request: option opcheck_tests must list some of %s"
+                      % ", ".join(customops.OPCHECK_TESTS))

@@ -31,9 +31,12 @@ class Loaded(object):
         self.raw_inputs = raw_inputs  # the captured call's inputs (call_site), else None
         self.grad_outputs = grad_outputs
         self.call_kwargs = call_kwargs or {}
+        self.op = None  # a torch.library custom op (the fn itself), when the target is one
 
     def with_inputs(self, raw_inputs):
-        return Loaded(self.fn, self.fclass, self.names, raw_inputs, self.grad_outputs, self.call_kwargs)
+        loaded = Loaded(self.fn, self.fclass, self.names, raw_inputs, self.grad_outputs, self.call_kwargs)
+        loaded.op = self.op
+        return loaded
 
 
 class Loader(object):
@@ -349,6 +352,17 @@ class Loader(object):
 
     def _load_named(self, module):
         t = self.result["target"]
+        if self.kind == "custom_op":
+            from . import customops
+
+            op = customops.resolve(module, self.target, self.resolve)
+            t["op"] = customops.op_name(op)
+            self.reporter.op_locations = customops.locations(op, dict(self.target, file=self.path))
+            names = [a.name for a in customops.schema(op).arguments if not a.kwarg_only] \
+                if customops.schema(op) is not None else []
+            loaded = Loaded(op, None, names)
+            loaded.op = op
+            return loaded
         qualname = self.target.get("qualname")
         if not qualname or not isinstance(qualname, str):
             raise Outcome("error", "bad_request", "✗ bad request: target.qualname is missing")

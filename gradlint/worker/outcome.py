@@ -52,7 +52,8 @@ _ABOUT_USER_CODE = (
     "leaf Variable that requires grad", "mark_dirty", "save_for_backward", "saved_tensors", "setup_context",
     "implement the jvp", "implement either the backward or vjp", "vmap support", "differentiate twice",
     "appears to not have been used in the graph", "expected Variable or None", "gradient different than None",
-    "handle undefined output grads", "Legacy autograd function",
+    "handle undefined output grads", "Legacy autograd function", "no autograd formula was registered",
+    "custom operator", "is not defined as mutable", "no fake impl registered",
 )
 
 
@@ -80,6 +81,7 @@ class Reporter(object):
         self.path = None
         self.fclass = None
         self.call_line = None
+        self.op_locations = {}  # a custom op's "op", "backward", "setup_context", "fake" definitions
 
     def user_frames(self, exc):
         frames = []
@@ -110,6 +112,10 @@ class Reporter(object):
         if info and info.get("traceback"):
             f = info["traceback"][-1]
             return {"file": f["file"], "line": f["line"], "function": f["function"], "reason": "raised here"}
+        if self.op_locations:
+            loc = self.op_locations.get({"forward": "op", "jvp": "backward"}.get(why, why)) or self.op_locations.get("op")
+            if loc is not None:
+                return dict(loc)
         if why in ("backward", "forward", "jvp", "setup_context", "vmap") and self.fclass is not None:
             loc = method_def(self.fclass, why)
             if loc is None and why == "backward":

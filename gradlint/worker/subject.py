@@ -22,6 +22,8 @@ class Subject(object):
         self.go_base = grad_outputs
         self.opts = opts
         self.reporter = reporter
+        self.op = None  # the custom op, when the target is one
+        self.op_locations = reporter.op_locations
         self.reseeded = False
         self.may_reseed = False  # a random forward is checked with its random numbers fixed
         # filled in by the forward check

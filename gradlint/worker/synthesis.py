@@ -30,6 +30,9 @@ _DOMAIN_WORDS = ("positive", "domain", "cholesky", "singular", "invertible", "na
                  "linalg", "negative", "must be >", "must be non", "out of bounds", "sqrt", "log")
 # exceptions no input can avoid: a bug in the code, not a bad guess of inputs
 _CODE_BUGS = (NameError, UnboundLocalError, ImportError, SyntaxError, ZeroDivisionError)
+# what torch raises, whatever the inputs, about a misused API
+_TORCH_SAYS_CODE_BUG = ("custom operator", "is not defined as mutable", "save_for_backward can only save",
+                        "Legacy autograd function", "setup_context", "mark_dirty")
 
 
 def _shape_strategies(n):
@@ -231,7 +234,9 @@ def _unsupported(params):
 
 def synthesize(fn, fclass, spec, opts, reporter):
     """(args, info, recipe) for ``fn``, or an Outcome (no_inputs, or the code's own bug)."""
-    params = P.infer(fn, fclass)
+    from . import customops
+
+    params = customops.schema_params(fn) if customops.is_op(fn) else P.infer(fn, fclass)
     if params is None:
         raise Outcome("no_inputs", None,
                       "cannot read the signature of the target; declare inputs with `# gradlint: inputs=...`")
@@ -351,7 +356,9 @@ class _Search(object):
             texts = [t for _e, t in self.errors]
             first_exc = self.errors[0][0]
             same = len(set(texts)) == 1 and len(texts) > 1
-            if same and isinstance(first_exc, _CODE_BUGS + (AttributeError,)) and not _abstract(first_exc):
+            code_bug = isinstance(first_exc, _CODE_BUGS + (AttributeError,)) or any(
+                phrase in texts[0] for phrase in _TORCH_SAYS_CODE_BUG)
+            if same and code_bug and not _abstract(first_exc):
                 oc = self.reporter.user_exception(first_exc, "forward")
                 oc.extra["synthesis"] = {"attempts": self.attempts, "params": [p.describe() for p in self.params]}
                 return oc

@@ -15,6 +15,7 @@
 from .outcome import Outcome
 
 _KINK = "non_differentiable_point"
+_PROOFS = ("gradcheck", "gradgradcheck", "forward_ad", "vmap", "jacrev", "opcheck")  # named in a ✓ summary
 
 
 def apply_outcome(result, oc):
@@ -101,7 +102,7 @@ def conclude(result, records, opts):
         return
     result["status"] = "pass"
     result["verdict"] = "ok"
-    ran = [c["name"] for c in records if c["status"] == "pass" and c["name"] in ("gradcheck", "gradgradcheck", "forward_ad")]
+    ran = [c["name"] for c in records if c["status"] == "pass" and c["name"] in _PROOFS]
     n_draws = sum(1 for d in draws if d["status"] == "pass")
     if n_draws > 1 and "gradcheck" in ran:
         ran[ran.index("gradcheck")] = "gradcheck ×%d draws" % n_draws
