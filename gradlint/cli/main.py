@@ -20,9 +20,10 @@ from ..engine.config import ConfigError, ConfigResolver, expand_codes
 from ..engine.files import (FileReport, UsageError, discover, lint_file, lint_text, options_for)
 from ..engine.fixes import fixes_apply
 from ..engine.linter import LintCache
+from ..engine.notebooks import is_notebook, unified_cell_diff
 from ..findings import Finding
 from ..rules import ALL_RULES, RULES_BY_CODE, RULES_BY_NAME
-from . import output
+from . import ci_output, output
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 PARALLEL_THRESHOLD = 64  # files; below this a process pool costs more than it saves
@@ -45,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="analyse files statically (no code is run)")
     check.add_argument("paths", nargs="*", type=str, metavar="PATH",
                        help="files or directories (default: .); `-` reads standard input")
-    check.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text")
+    check.add_argument("--format", choices=["text", "json", "json-lines", "sarif", "github", "junit"],
+                       default="text")
     check.add_argument("--select", type=_codes, metavar="CODES",
                        help="comma-separated codes or prefixes to enable (replaces `select`)")
     check.add_argument("--ignore", type=_codes, default=[], metavar="CODES",
@@ -61,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="read the source from standard input and report it as NAME")
     check.add_argument("--config", type=Path, metavar="PYPROJECT",
                        help="use this pyproject.toml instead of discovering one")
+    check.add_argument("--force-exclude", action="store_true",
+                       help="apply `exclude` to files named on the command line too (pre-commit)")
     check.add_argument("--no-color", action="store_true", help="never colour the output")
     check.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                        help="parallel processes (default: one per CPU for large trees)")
@@ -75,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .run import add_parser as add_run_parser
 
     add_run_parser(commands)
+
+    from .config_command import add_parser as add_config_parser
+
+    add_config_parser(commands)
 
     lsp = commands.add_parser("lsp", help="run the language server (stdio)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (for debugging)")
@@ -93,6 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _rules(args.format)
         if args.command == "lsp":
             return _lsp(args.tcp)
+        if args.command == "config":
+            from .config_command import config_command
+
+            return config_command(args)
         if args.command == "run":
             from .run import run_command
 
@@ -143,7 +155,7 @@ def _check(args: argparse.Namespace) -> int:
             return EXIT_CLEAN if args.exit_zero or not reports[0].findings else EXIT_FINDINGS
     else:
         paths = [Path(p) for p in (args.paths or ["."])]
-        files = list(discover(paths, resolver))
+        files = list(discover(paths, resolver, notebooks=True, force_exclude=args.force_exclude))
         reports = _lint_files(files, resolver, select, ignore, fixing, unsafe, args.jobs, cwd,
                               count_fixes)
 
@@ -158,7 +170,7 @@ def _check(args: argparse.Namespace) -> int:
     fixed = sum(report.fixes_applied for report in reports)
     fixable = sum(report.fixable for report in reports) if count_fixes else None
     blocked = {report.display for report in reports if not fixes_apply(report.findings)}
-    _print(findings, args, style, unsafe, fixed, cwd, fixable, blocked)
+    _print(findings, args, style, unsafe, fixed, cwd, fixable, blocked, reports)
     broken = [report for report in reports if report.internal_error]
     for report in broken:
         print(f"gradlint: error: {report.display}: internal error ({report.internal_error}); "
@@ -211,7 +223,14 @@ def _lint_files(files: list[Path], resolver: ConfigResolver, select, ignore, fix
 
 
 def _print(findings: list[Finding], args, style: output.Style, unsafe: bool, fixed: int,
-           cwd: Path, fixable: int | None, blocked: set[str]) -> None:
+           cwd: Path, fixable: int | None, blocked: set[str], reports: list[FileReport]) -> None:
+    if args.format == "junit":
+        print(ci_output.render_junit(reports))
+        return
+    if args.format == "json-lines":
+        for line in ci_output.render_json_lines(findings):
+            print(line)
+        return
     if args.format == "json":
         print(output.render_json(findings))
         return
@@ -242,6 +261,9 @@ def _print_diffs(reports: list[FileReport], exit_zero: bool) -> int:
         if report.fixed is None or report.original is None or report.fixed == report.original:
             continue
         changed += 1
+        if is_notebook(report.display):
+            sys.stdout.writelines(unified_cell_diff(report.display, report.original, report.fixed))
+            continue
         diff = difflib.unified_diff(report.original.splitlines(keepends=True),
                                     report.fixed.splitlines(keepends=True),
                                     fromfile=f"a/{report.display}", tofile=f"b/{report.display}")

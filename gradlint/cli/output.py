@@ -39,13 +39,19 @@ def fix_marker(finding: Finding, unsafe: bool, blocked: Collection[str] = ()) ->
     return ""
 
 
+def location(f: Finding) -> str:
+    """``path:line:column``, or ``nb.ipynb:cell 3:line:column`` in a notebook (1-based)."""
+    cell = "" if f.cell is None else f"cell {f.cell + 1}:"
+    return f"{f.path}:{cell}{f.range.start.line}:{f.range.start.column + 1}"
+
+
 def render_text(findings: Sequence[Finding], style: Style, unsafe: bool,
                 blocked: Collection[str] = ()) -> list[str]:
     lines = []
     for f in findings:
-        location = f"{f.path}:{f.range.start.line}:{f.range.start.column + 1}:"
+        where = f"{location(f)}:"
         color = "red" if f.severity is Severity.ERROR else "yellow"
-        lines.append(f"{style(location, 'bold')} {style(f.code, color, 'bold')} {f.message}"
+        lines.append(f"{style(where, 'bold')} {style(f.code, color, 'bold')} {f.message}"
                      f"{style(fix_marker(f, unsafe, blocked), 'cyan')}")
     return lines
 
@@ -91,11 +97,14 @@ def statistics(findings: Sequence[Finding], unsafe: bool, blocked: Collection[st
 
 
 def _edit_json(edit) -> dict:
-    return {
+    result = {
         "line": edit.range.start.line, "column": edit.range.start.column + 1,
         "end_line": edit.range.end.line, "end_column": edit.range.end.column + 1,
         "content": edit.new_text,
     }
+    if edit.cell is not None:
+        result["cell"] = edit.cell + 1
+    return result
 
 
 def path_fields(path: str) -> dict:
@@ -116,8 +125,10 @@ def readable(path: str) -> str:
 
 
 def finding_json(f: Finding) -> dict:
+    cell = {} if f.cell is None else {"cell": f.cell + 1}  # notebooks: lines count in the cell
     return {
         **path_fields(f.path),
+        **cell,
         "line": f.range.start.line,
         "column": f.range.start.column + 1,
         "end_line": f.range.end.line,
@@ -150,14 +161,18 @@ def render_sarif(findings: Sequence[Finding], base: Path) -> str:
         uri = _uri(f.path, base)
         region = {"startLine": f.range.start.line, "startColumn": f.range.start.column + 1,
                   "endLine": f.range.end.line, "endColumn": f.range.end.column + 1}
+        location: dict = {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}
         result = {
             "ruleId": f.code,
             "ruleIndex": index.get(f.code, 0),
             "level": _SARIF_LEVEL[f.severity],
             "message": {"text": f.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
+            "locations": [location],
         }
-        if f.fix is not None:
+        if f.cell is not None:  # a notebook: the region's lines count from the cell's start
+            location["logicalLocations"] = [{"name": f"cell {f.cell + 1}", "kind": "module"}]
+            result["properties"] = {"cell": f.cell + 1}
+        if f.fix is not None and f.cell is None:  # a notebook's edits are not in file lines
             result["fixes"] = [{
                 "description": {"text": f.fix.title},
                 "artifactChanges": [{
@@ -217,9 +232,15 @@ def render_github(findings: Iterable[Finding]) -> list[str]:
     lines = []
     for f in findings:
         level = {"error": "error", "warning": "warning"}.get(f.severity.value, "notice")
+        title = _github_escape(f"{f.code} {f.name}", True)
+        if f.cell is not None:
+            # lines in a notebook's JSON are not the cell's: annotate the file, say where
+            where = f"cell {f.cell + 1}, line {f.range.start.line}, column {f.range.start.column + 1}"
+            lines.append(f"::{level} file={_github_escape(readable(f.path), True)},title={title}::"
+                         f"{_github_escape(f'{f.code} {f.message} ({where})')}")
+            continue
         props = (f"file={_github_escape(readable(f.path), True)},line={f.range.start.line},"
                  f"col={f.range.start.column + 1},endLine={f.range.end.line},"
-                 f"endColumn={f.range.end.column + 1},"
-                 f"title={_github_escape(f'{f.code} {f.name}', True)}")
+                 f"endColumn={f.range.end.column + 1},title={title}")
         lines.append(f"::{level} {props}::{_github_escape(f'{f.code} {f.message}')}")
     return lines

@@ -12,6 +12,7 @@ from typing import Any
 from ..analysis.source import SourceDecodeError
 from ..engine.config import ConfigResolver
 from ..engine.files import UsageError, discover, read_text, resolves_inside
+from ..engine.notebooks import is_notebook
 from ..engine.linter import LintCache
 from ..engine.runs import ResultCache, RunPlan, execute, not_runnable, plan, runnable
 from ..engine.targets import Target, find_targets, symbol_target
@@ -41,6 +42,8 @@ def add_parser(commands) -> None:
                           "gradgradcheck=false, fast_mode=false (repeatable; see "
                           "docs/run-result-schema.md)")
     run.add_argument("--exit-zero", action="store_true", help="exit 0 even when a check fails")
+    run.add_argument("--force-exclude", action="store_true",
+                     help="apply `exclude` to files named on the command line too (pre-commit)")
     run.add_argument("--strict", action="store_true",
                      help="second-order failures (⚠ not twice differentiable) and inconclusive runs fail too")
     run.add_argument("--root", metavar="DIR", default=None,
@@ -68,6 +71,9 @@ def run_command(args: argparse.Namespace) -> int:
         path = Path(path_text)
         if not path.exists():
             raise UsageError(f"path does not exist: {path_text}")
+        if is_notebook(path.name):
+            raise UsageError(f"{path_text}: gradlint run does not run notebooks "
+                             f"(`gradlint check` checks them statically)")
         if symbol:
             target = _named_target(path, symbol, cache)
             root = resolver.for_path(path).root
@@ -76,7 +82,7 @@ def run_command(args: argparse.Namespace) -> int:
             plans.append(named_plan)
             named.add(named_plan.display)
             continue
-        for file in discover([path], resolver):
+        for file in discover([path], resolver, force_exclude=args.force_exclude):
             if path.is_dir() and not resolves_inside(file, path):
                 print(f"gradlint: skipped {file}: it is a link to {file.resolve()}, outside {path_text}; "
                       f"name the file to run it", file=sys.stderr)

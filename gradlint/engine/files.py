@@ -14,6 +14,7 @@ from ..rules import SYNTAX_ERROR
 from .config import Config, ConfigResolver
 from .fixes import FixOutcome, allowed, fix_source, fixes_apply
 from .linter import LintCache, LintOptions, lint_source
+from .notebooks import MAX_NOTEBOOK_BYTES, NotebookError, is_notebook, lint_notebook
 from .reading import MAX_FILE_BYTES, NotARegularFile, read_bytes  # noqa: F401 (re-exported)
 
 # Directories never worth analysing (ruff's defaults, roughly), plus any virtualenv.
@@ -46,14 +47,20 @@ def _skipped_directory(path: Path) -> bool:
             or (path / "pyvenv.cfg").is_file())
 
 
-def discover(paths: Sequence[Path], resolver: ConfigResolver) -> Iterator[Path]:
-    """Python files under ``paths``. Files named explicitly are always included;
-    directories are walked, skipping VCS, virtualenv, build and excluded directories."""
+def discover(paths: Sequence[Path], resolver: ConfigResolver, *, notebooks: bool = False,
+             force_exclude: bool = False) -> Iterator[Path]:
+    """Python files (and Jupyter notebooks when ``notebooks``) under ``paths``. Files named
+    explicitly are included unless ``force_exclude`` and the configuration excludes them
+    (what pre-commit needs: it names every changed file); directories are walked, skipping
+    VCS, virtualenv, build and excluded directories."""
+    suffixes = (".py", ".pyi", ".ipynb") if notebooks else (".py", ".pyi")
     seen: set[Path] = set()
     for root in paths:
         if not root.exists():
             raise UsageError(f"path does not exist: {root}")
         if not root.is_dir():  # a file, or a FIFO/device named explicitly: reported when read
+            if force_exclude and resolver.for_path(root).is_excluded(root):
+                continue
             if root.resolve() not in seen:
                 seen.add(root.resolve())
                 yield root
@@ -69,7 +76,7 @@ def discover(paths: Sequence[Path], resolver: ConfigResolver) -> Iterator[Path]:
                 kept.append(sub)
             subdirs[:] = kept
             for name in sorted(files):
-                if not (name.endswith(".py") or name.endswith(".pyi")):
+                if not name.endswith(suffixes):
                     continue
                 path = base / name
                 if resolver.for_path(path).is_excluded(path):
@@ -93,7 +100,8 @@ class FileReport:
 
 
 def read_text(path: Path) -> str:
-    return decode_source(read_bytes(path))
+    limit = MAX_NOTEBOOK_BYTES if is_notebook(path.name) else MAX_FILE_BYTES
+    return decode_source(read_bytes(path, limit))
 
 
 def file_error(display: str, message: str, line: int = 1, column: int = 0) -> Finding:
@@ -154,6 +162,8 @@ def lint_text(text: str, path: Path | None, display: str, options: LintOptions, 
     ``report.fixable``, the fixes that fixing would apply (by fixing a copy, so the count
     is exactly what ``--fix`` does: fixes that unlock others, overlaps, unparsable files)."""
     report = FileReport(path or Path(display), display, original=text)
+    if is_notebook(display):
+        return _lint_notebook(report, options, fix, unsafe, cache)
     try:
         if fix:
             outcome: FixOutcome = fix_source(text, display, options, unsafe=unsafe, cache=cache)
@@ -168,4 +178,22 @@ def lint_text(text: str, path: Path | None, display: str, options: LintOptions, 
     except Exception as error:  # a bug in gradlint: report it, and go on with other files
         report.internal_error = f"{type(error).__name__}: {error}"
         report.fixed = None
+    return report
+
+
+def _lint_notebook(report: FileReport, options: LintOptions, fix: bool, unsafe: bool,
+                   cache: LintCache | None) -> FileReport:
+    assert report.original is not None
+    try:
+        result = lint_notebook(report.original, report.display, options, fix=fix, unsafe=unsafe,
+                               cache=cache)
+    except NotebookError as error:
+        report.findings = [file_error(report.display, str(error))]
+        return report
+    except Exception as error:  # a bug in gradlint: report it, and go on with other files
+        report.internal_error = f"{type(error).__name__}: {error}"
+        return report
+    report.findings = result.findings
+    report.fixed = result.fixed_text
+    report.fixes_applied = result.fixes_applied
     return report

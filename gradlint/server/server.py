@@ -22,7 +22,7 @@ from pygls.uris import to_fs_path
 from .. import __version__
 from ..engine.suppressions import add_noqa
 from ..findings import Applicability, Fix
-from . import convert, trust
+from . import config_command, convert, notebooks, trust, workspace_diagnostics
 from .documents import UTF8, UTF16, UTF32, Document, DocumentStore, column_from_units, units
 from .lifecycle import Lifecycle, LifecycleProtocol
 from .linting import Debouncer, Linter, LintSnapshot, ProjectConfigs
@@ -90,7 +90,8 @@ class GradlintProtocol(LifecycleProtocol):
 class GradlintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("gradlint", __version__, protocol_cls=GradlintProtocol,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         notebook_document_sync=notebooks.SYNC_OPTIONS)
         self.documents = DocumentStore()
         self.settings = Settings()  # from initializationOptions (and global configuration)
         self.folder_settings: dict[str, Settings] = {}  # workspace folder uri -> settings
@@ -104,6 +105,8 @@ class GradlintServer(LanguageServer):
         self.snapshots: dict[str, LintSnapshot] = {}
         self._lint_tasks: set[asyncio.Task] = set()
         self.runs = None  # the gradcheck feature (gradlint.server.gradcheck), attached below
+        self.notebooks: notebooks.Notebooks | None = None  # notebookDocument/* (attached below)
+        self.workspace_diagnostics: Any = None  # workspace/diagnostic (attached below)
         self._configured: asyncio.Event | None = None  # set once client settings are known
         self.lifecycle = Lifecycle(self)
 
@@ -181,6 +184,10 @@ class GradlintServer(LanguageServer):
         self._configured.set()
 
     async def lint_document(self, document: Document) -> LintSnapshot:
+        if self.notebooks is not None and self.notebooks.is_cell(document.uri):
+            cell = await self.notebooks.lint_cell(document)  # the notebook is one module
+            if cell is not None:
+                return cell
         await self.configured()
         previous = self.snapshots.get(document.uri)
         if previous is not None and previous.version == document.version and \
@@ -233,8 +240,13 @@ class GradlintServer(LanguageServer):
 
     def relint_all(self) -> None:
         self.snapshots.clear()
+        if self.notebooks is not None:
+            self.notebooks.relint_all()
+        if self.workspace_diagnostics is not None:
+            self.workspace_diagnostics.invalidate()
         for document in self.documents:
-            self.schedule(document.uri, immediate=True)
+            if self.notebooks is None or not self.notebooks.is_cell(document.uri):
+                self.schedule(document.uri, immediate=True)
         if self.pull_mode and self.capability("workspace", "diagnostics", "refresh_support"):
             self.workspace_diagnostic_refresh(None)
 
@@ -268,6 +280,9 @@ class GradlintServer(LanguageServer):
 
 
 server = GradlintServer()
+notebooks.attach(server)
+workspace_diagnostics.attach(server)
+config_command.attach(server)
 
 
 # -- lifecycle -----------------------------------------------------------------------------
@@ -297,7 +312,7 @@ async def initialized(ls: GradlintServer, params: types.InitializedParams) -> No
     ls.mark_configured()
     if ls.capability("workspace", "did_change_watched_files", "dynamic_registration"):
         watchers = [types.FileSystemWatcher(glob_pattern=pattern)
-                    for pattern in ("**/pyproject.toml", "**/conftest.py")]
+                    for pattern in ("**/pyproject.toml", "**/conftest.py", "**/*.py", "**/*.pyi")]
         try:
             await ls.client_register_capability_async(types.RegistrationParams(registrations=[
                 types.Registration(id="gradlint-watch-config",
@@ -312,6 +327,8 @@ async def initialized(ls: GradlintServer, params: types.InitializedParams) -> No
 @server.feature(types.SHUTDOWN)
 async def shutdown(ls: GradlintServer, params: Any) -> None:
     ls.debouncer.cancel_all()
+    if ls.workspace_diagnostics is not None:
+        ls.workspace_diagnostics.close()
     if ls.runs is not None:
         await ls.runs.close()
     ls.linter.shutdown()
@@ -338,6 +355,8 @@ def did_save(ls: GradlintServer, params: types.DidSaveTextDocumentParams) -> Non
         ls.relint_all()
         return
     ls.schedule(uri, immediate=True)
+    if ls.workspace_diagnostics is not None:
+        ls.workspace_diagnostics.wake()  # the file on disk changed
     if ls.runs is not None:
         ls.runs.document_saved(uri)
 
@@ -351,6 +370,8 @@ def did_close(ls: GradlintServer, params: types.DidCloseTextDocumentParams) -> N
         ls.runs.document_closed(uri)
     if not ls.pull_mode:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+    if ls.workspace_diagnostics is not None:
+        ls.workspace_diagnostics.document_closed(uri)  # back to the file on disk
 
 
 # -- pull diagnostics (when the client supports them) ---------------------------------------
@@ -359,7 +380,8 @@ def did_close(ls: GradlintServer, params: types.DidCloseTextDocumentParams) -> N
                                         workspace_diagnostics=False))
 async def pull_diagnostics(ls: GradlintServer, params: types.DocumentDiagnosticParams):
     document = ls.documents.get(params.text_document.uri)
-    if document is None:
+    if document is None or (ls.notebooks is not None and ls.notebooks.is_cell(document.uri)):
+        # (notebook cells: always published, see gradlint.server.notebooks)
         return types.RelatedFullDocumentDiagnosticReport(items=[])
     snapshot = await ls.lint_document(document)
     runs = ls.runs.generation(document.uri) if ls.runs is not None else 0
@@ -373,9 +395,12 @@ async def pull_diagnostics(ls: GradlintServer, params: types.DocumentDiagnosticP
 # -- code actions: quick fixes, suppressions, fix-all ---------------------------------------
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                 types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix,
-                                                           FIX_ALL_KIND],
+                                                           FIX_ALL_KIND,
+                                                           notebooks.NOTEBOOK_FIX_ALL_KIND],
                                         resolve_provider=False))
 async def code_actions(ls: GradlintServer, params: types.CodeActionParams):
+    if ls.notebooks is not None and ls.notebooks.is_cell(params.text_document.uri):
+        return await ls.notebooks.code_actions(params)
     document = ls.documents.get(params.text_document.uri)
     if document is None:
         return None
@@ -520,6 +545,8 @@ def did_change_watched_files(ls: GradlintServer, params: types.DidChangeWatchedF
     if any(change.uri.endswith(("pyproject.toml", "conftest.py")) for change in params.changes):
         ls.configs.invalidate()
         ls.relint_all()
+    elif ls.workspace_diagnostics is not None:
+        ls.workspace_diagnostics.files_changed(params.changes)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)

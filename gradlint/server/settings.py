@@ -30,6 +30,12 @@ class Settings:
     interpreter: str | None = None  # the Python that runs gradcheck workers
     docs_url: str | None = None  # e.g. "https://example.org/rules/{code}" for codeDescription
     run_options: Mapping[str, Any] = field(default_factory=dict)  # eps, atol, ... for runs
+    # "auto": workspace/diagnostic answered for pull clients; "workspace": push clients get
+    # closed files published too; "openFilesOnly": open files only, for every client
+    diagnostic_mode: str = "auto"
+
+
+DIAGNOSTIC_MODES = ("auto", "workspace", "openFilesOnly")
 
 
 def _flatten(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -103,6 +109,12 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
             changes[attr] = bool(values[key])
     if isinstance(values.get("runOptions"), Mapping):
         changes["run_options"] = dict(values["runOptions"])
+    if "diagnosticMode" in values and values["diagnosticMode"] is not None:
+        if values["diagnosticMode"] in DIAGNOSTIC_MODES:
+            changes["diagnostic_mode"] = values["diagnosticMode"]
+        else:
+            problems.append(f"diagnosticMode: expected one of {', '.join(DIAGNOSTIC_MODES)}, "
+                            f"got {values['diagnosticMode']!r}")
     for key, attr in (("interpreter", "interpreter"), ("docsUrl", "docs_url")):
         value = values.get(key)
         if isinstance(value, list):

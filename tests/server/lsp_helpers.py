@@ -57,11 +57,16 @@ def make_client() -> LanguageClient:
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
     features[types.CLIENT_REGISTER_CAPABILITY] = register_capability
     features[types.CLIENT_UNREGISTER_CAPABILITY] = unregister_capability
+    def diagnostic_refresh(client: LanguageClient, params: None):
+        client.diagnostic_refreshes += 1
+
     features[types.WORKSPACE_CODE_LENS_REFRESH] = code_lens_refresh
+    features[types.WORKSPACE_DIAGNOSTIC_REFRESH] = diagnostic_refresh
     register_lsp_features(client, features)
     client.published = []  # type: ignore[attr-defined]
     client.registrations = []  # type: ignore[attr-defined]
     client.code_lens_refreshes = 0  # type: ignore[attr-defined]
+    client.diagnostic_refreshes = 0  # type: ignore[attr-defined]
     return client
 
 

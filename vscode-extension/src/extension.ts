@@ -331,6 +331,9 @@ export class Gradlint implements vscode.Disposable {
       documentSelector: [
         { scheme: 'file', language: 'python' },
         { scheme: 'untitled', language: 'python' },
+        // Python cells of Jupyter notebooks (synced as notebook documents: the server lints
+        // a notebook's cells as one module)
+        { notebook: { notebookType: 'jupyter-notebook' }, language: 'python' },
       ],
       outputChannel: this.output,
       traceOutputChannel: this.output,

@@ -6,6 +6,9 @@
 
 export type Severity = 'error' | 'warning' | 'information' | 'hint';
 export type TraceLevel = 'off' | 'messages' | 'verbose';
+export type DiagnosticMode = 'auto' | 'workspace' | 'openFilesOnly';
+
+export const DIAGNOSTIC_MODES: readonly DiagnosticMode[] = ['auto', 'workspace', 'openFilesOnly'];
 
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'information', 'hint'];
 
@@ -20,6 +23,7 @@ export const DEFAULTS = {
   runMemoryLimitMb: 4096,
   runOnSave: false,
   codeLens: true,
+  diagnosticMode: 'auto' as DiagnosticMode,
   trace: 'off' as TraceLevel,
 };
 
@@ -35,6 +39,7 @@ export interface GradlintSettings {
   runMemoryLimitMb: number;
   runOnSave: boolean;
   codeLens: boolean;
+  diagnosticMode: DiagnosticMode;
   trace: TraceLevel;
 }
 
@@ -47,6 +52,7 @@ export interface ServerSettings {
   runMemoryLimitMb: number;
   runOnSave: boolean;
   codeLens: boolean;
+  diagnosticMode: DiagnosticMode;
   interpreter: string;
 }
 
@@ -72,6 +78,7 @@ export const ALL_KEYS: readonly string[] = [
   'run.memoryLimit',
   'run.onSave',
   'codeLens.enable',
+  'diagnosticMode',
   'trace.server',
 ];
 
@@ -129,6 +136,7 @@ export function normalizeSeverity(value: unknown): Record<string, Severity> {
 export function readSettings(get: SettingGetter): GradlintSettings {
   const select = get('select');
   const trace = get('trace.server');
+  const mode = get('diagnosticMode');
   return {
     enable: bool(get('enable'), DEFAULTS.enable),
     interpreter: typeof get('interpreter') === 'string' ? (get('interpreter') as string).trim() : '',
@@ -141,6 +149,7 @@ export function readSettings(get: SettingGetter): GradlintSettings {
     runMemoryLimitMb: positive(get('run.memoryLimit'), DEFAULTS.runMemoryLimitMb),
     runOnSave: bool(get('run.onSave'), DEFAULTS.runOnSave),
     codeLens: bool(get('codeLens.enable'), DEFAULTS.codeLens),
+    diagnosticMode: (DIAGNOSTIC_MODES as readonly unknown[]).includes(mode) ? (mode as DiagnosticMode) : DEFAULTS.diagnosticMode,
     trace: trace === 'messages' || trace === 'verbose' ? trace : 'off',
   };
 }
@@ -155,6 +164,7 @@ export function toServerSettings(settings: GradlintSettings, interpreter: string
     runMemoryLimitMb: settings.runMemoryLimitMb,
     runOnSave: settings.runOnSave,
     codeLens: settings.codeLens,
+    diagnosticMode: settings.diagnosticMode,
     interpreter,
   };
 }

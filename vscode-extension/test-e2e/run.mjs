@@ -136,7 +136,11 @@ function probeServer() {
       params: {
         processId: process.pid,
         rootUri: null,
-        capabilities: { workspace: { configuration: true }, window: { workDoneProgress: true } },
+        capabilities: {
+          workspace: { configuration: true },
+          window: { workDoneProgress: true },
+          notebookDocument: { synchronization: { dynamicRegistration: true } },
+        },
         initializationOptions: { settings: {}, workspaceTrusted: false },
       },
     });
@@ -151,6 +155,7 @@ function serverFeatures(probe) {
   if (caps.codeActionProvider) features.add('codeActions');
   const commands = caps.executeCommandProvider?.commands ?? [];
   if (caps.codeLensProvider && commands.includes('gradlint.runGradcheck')) features.add('gradcheck');
+  if (caps.notebookDocumentSync) features.add('notebooks');
   return features;
 }
 
@@ -574,10 +579,11 @@ scenario('diagnostics-quickfix', ['server', 'codeActions'], async (vs, { ws }) =
   await vs.page.keyboard.press('Enter');
   await vs.waitFor(async () => (await vs.squiggles('error').count()) === 0, 'the error squiggle to disappear', 20000);
   await vs.waitFor(async () => /dtype=torch\.float64/.test(await vs.editorText()), 'the fixed text', 10000);
+  // (closed files keep theirs: broken_function.py has a GL001 too, from workspace diagnostics)
   const after = await vs.waitFor(async () => {
     const r = await vs.problems();
-    return !r.some((t) => /GL001/.test(t)) && (r.length ? r : ['(none)']);
-  }, 'the Problems panel without GL001', 15000);
+    return !r.some((t) => /^gl001_float32\.py/.test(t)) && (r.length ? r : ['(none)']);
+  }, 'the Problems panel without gl001_float32.py', 15000);
   log(`  problems after the fix: ${after.join(' | ')}`);
   const disk = fs.readFileSync(path.join(ws, 'gl001_float32.py'), 'utf8');
   log(`  on disk: ${/float64/.test(disk) ? 'fixed (VS Code saved the refactoring)' : 'unchanged (unsaved)'}`);
@@ -727,10 +733,83 @@ scenario(
   },
 );
 
-// 7. The client side of the server contract, against a stand-in server
+// 7. A Jupyter notebook: its Python cells are synced as a notebook document and linted as one
+//    module (the import in cell 1 makes cell 3's gradcheck call known); the diagnostic shows in
+//    the cell and in the Problems panel; the quick fix, reached from the Problems panel,
+//    edits the cell and the diagnostic goes away. The notebook file is written by the test.
+const NOTEBOOK = {
+  cells: [
+    { cell_type: 'code', execution_count: null, metadata: {}, outputs: [],
+      source: ['%matplotlib inline\n', 'import torch\n', 'from torch.autograd import gradcheck'] },
+    { cell_type: 'markdown', metadata: {}, source: ['Check `sin` with **gradcheck**.'] },
+    { cell_type: 'code', execution_count: null, metadata: {}, outputs: [],
+      source: ['x = torch.linspace(0, 1, 5, dtype=torch.float64, requires_grad=True)\n',
+               'assert gradcheck(torch.sin, (torch.randn(3, requires_grad=True),))'] },
+  ],
+  metadata: {
+    kernelspec: { display_name: 'Python 3', language: 'python', name: 'python3' },
+    language_info: { name: 'python' },
+  },
+  nbformat: 4,
+  nbformat_minor: 5,
+};
+scenario(
+  'notebook-diagnostics',
+  ['server', 'codeActions', 'notebooks'],
+  async (vs, { ws }) => {
+    await vs.quickInput('Control+P', 'prototype.ipynb');
+    await vs.page.locator('.quick-input-list .monaco-list-row', { hasText: 'prototype.ipynb' }).first().waitFor({ timeout: 15000 });
+    await vs.page.keyboard.press('Enter');
+    await vs.page.locator('.cell-editor-container .monaco-editor >> visible=true').first().waitFor({ timeout: 30000 });
+    log('  notebook editor open');
+    await vs.waitFor(() => vs.page.locator('.notebook-editor .monaco-editor .squiggly-error').count(),
+      'an error squiggle in a notebook cell', 40000);
+    // (the other rows are the workspace's closed files: workspace diagnostics)
+    const rows = await vs.waitFor(async () => {
+      const r = await vs.problems();
+      return r.some((t) => /^prototype\.ipynb/.test(t)) && r;
+    }, 'a prototype.ipynb row in the Problems panel', 15000);
+    log(`  problems: ${rows.map((r) => r.replace(/\s+/g, ' ')).join(' | ')}`);
+    const cellRows = rows.filter((t) => /torch\.randn\(3, requires_grad/.test(t));
+    if (cellRows.length !== 1 || !/GL001/.test(cellRows[0])) throw new Error(`expected one GL001 row for the cell: ${rows}`);
+    const out = vs.outputChannel();
+    if (/Error|Traceback/.test(out.split('language server ready').pop() ?? '')) throw new Error(`server errors:\n${out}`);
+    await vs.screenshot('notebook-diagnostics-before');
+    // the Problems row puts the cursor on the diagnostic, in its cell
+    await vs.page.locator('.markers-panel .monaco-list-row', { hasText: 'torch.randn(3, requires_grad' }).first().click();
+    await sleep(500);
+    // Ctrl+. on a Problems row opens that row's quick fixes (a context menu)
+    await vs.page.keyboard.press('Control+.');
+    const items = vs.page.locator('.context-view .action-label');
+    await items.first().waitFor({ timeout: 15000 });
+    const labels = await items.allInnerTexts();
+    log(`  quick fixes: ${labels.map((l) => l.trim()).join(' | ')}`);
+    const fix = items.filter({ hasText: 'float64' }).first();
+    if (!(await fix.count())) throw new Error(`no float64 fix among ${JSON.stringify(labels)}`);
+    await fix.click();
+    await vs.waitFor(async () => (await vs.page.locator('.notebook-editor .monaco-editor .squiggly-error').count()) === 0,
+      'the squiggle in the cell to disappear', 20000);
+    const after = await vs.waitFor(async () => {
+      const r = await vs.problems();
+      return !r.some((t) => /^prototype\.ipynb/.test(t)) && (r.length ? r : ['(none)']);
+    }, 'the Problems panel without the notebook', 15000);
+    log(`  problems after the fix: ${after.map((r) => r.replace(/\s+/g, ' ')).join(' | ')}`);
+    const text = (await vs.page.locator('.cell-editor-container .view-lines').allInnerTexts()).join('\n');
+    if (!/torch\.randn\(3,\s*dtype=torch\.float64,\s*requires_grad=True\)/.test(text.replace(/\u00a0/g, ' '))) {
+      throw new Error(`the cell was not fixed: ${text}`);
+    }
+    log('  cell fixed: torch.randn(3, dtype=torch.float64, requires_grad=True)');
+  },
+  {
+    prepare: (ws) => writeJson(path.join(ws, 'prototype.ipynb'), NOTEBOOK),
+    userSettings: { 'gradlint.trace.server': 'messages' },
+  },
+);
+
+// 8. The client side of the server contract, against a stand-in server
 //    (test-e2e/fake-server/gradlint/__main__.py) that records what it receives: needs no real
 //    server, so it also guards the client while the server changes.
-const FAKE_KEYS = ['codeLens', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave', 'runTimeout', 'select', 'severity'];
+const FAKE_KEYS = ['codeLens', 'diagnosticMode', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave', 'runTimeout', 'select', 'severity'];
 scenario(
   'client-contract',
   [],

@@ -39,7 +39,9 @@ test('activation, engine, workspace trust, no hard dependency on the Python exte
   assert.equal(manifest.publisher, 'gradlint');
   assert.equal(manifest.name, 'gradlint');
   assert.equal(manifest.engines.vscode, '^1.82.0');
-  assert.deepEqual(manifest.activationEvents, ['onLanguage:python', 'workspaceContains:**/*.py']);
+  assert.deepEqual(manifest.activationEvents, [
+    'onLanguage:python', 'onNotebook:jupyter-notebook', 'workspaceContains:**/*.py', 'workspaceContains:**/*.ipynb',
+  ]);
   assert.equal(manifest.main, './dist/extension.js');
   assert.equal(manifest.extensionDependencies, undefined);
   const trust = manifest.capabilities.untrustedWorkspaces;

@@ -26,6 +26,7 @@ test('defaults when nothing is set', () => {
     runMemoryLimitMb: 4096,
     runOnSave: false,
     codeLens: true,
+    diagnosticMode: 'auto',
     trace: 'off',
   });
   assert.equal(s.runTimeout, DEFAULTS.runTimeout);
@@ -44,6 +45,7 @@ test('VS Code settings → initializationOptions (the server contract)', () => {
       'run.memoryLimit': 2048,
       'run.onSave': true,
       'codeLens.enable': false,
+      diagnosticMode: 'workspace',
       'trace.server': 'verbose',
     }),
   );
@@ -57,13 +59,15 @@ test('VS Code settings → initializationOptions (the server contract)', () => {
       runMemoryLimitMb: 2048,
       runOnSave: true,
       codeLens: false,
+      diagnosticMode: 'workspace',
       interpreter: '/venv/bin/python',
     },
     workspaceTrusted: true,
   });
   // JSON-serialisable, exactly these keys
   assert.deepEqual(Object.keys(JSON.parse(JSON.stringify(init.settings))).sort(), [
-    'codeLens', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave', 'runTimeout', 'select', 'severity',
+    'codeLens', 'diagnosticMode', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave', 'runTimeout', 'select',
+    'severity',
   ]);
   assert.equal(toInitializationOptions(s, '/usr/bin/python3', false).workspaceTrusted, false);
 });
