@@ -735,7 +735,7 @@ scenario(
 
 // 7. A Jupyter notebook: its Python cells are synced as a notebook document and linted as one
 //    module (the import in cell 1 makes cell 3's gradcheck call known); the diagnostic shows in
-//    the cell and in the Problems panel; the quick fix, reached from the Problems panel,
+//    the cell and in the Problems panel; the quick fix, reached with Ctrl+. on the squiggle,
 //    edits the cell and the diagnostic goes away. The notebook file is written by the test.
 const NOTEBOOK = {
   cells: [
@@ -775,18 +775,25 @@ scenario(
     const out = vs.outputChannel();
     if (/Error|Traceback/.test(out.split('language server ready').pop() ?? '')) throw new Error(`server errors:\n${out}`);
     await vs.screenshot('notebook-diagnostics-before');
-    // the Problems row puts the cursor on the diagnostic, in its cell
-    await vs.page.locator('.markers-panel .monaco-list-row', { hasText: 'torch.randn(3, requires_grad' }).first().click();
+    // the cursor goes on the squiggle, in its cell; Ctrl+. opens that cell's quick fixes
+    const box = await vs.page.locator('.notebook-editor .monaco-editor .squiggly-error').first().boundingBox();
+    if (!box) throw new Error('the squiggle in the cell has no box');
+    await vs.page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
     await sleep(500);
-    // Ctrl+. on a Problems row opens that row's quick fixes (a context menu)
     await vs.page.keyboard.press('Control+.');
-    const items = vs.page.locator('.context-view .action-label');
+    const items = vs.page.locator('.action-widget .monaco-list-row');
     await items.first().waitFor({ timeout: 15000 });
     const labels = await items.allInnerTexts();
     log(`  quick fixes: ${labels.map((l) => l.trim()).join(' | ')}`);
-    const fix = items.filter({ hasText: 'float64' }).first();
-    if (!(await fix.count())) throw new Error(`no float64 fix among ${JSON.stringify(labels)}`);
-    await fix.click();
+    if (!labels.some((l) => /float64/.test(l))) throw new Error(`no float64 fix among ${JSON.stringify(labels)}`);
+    // move the focus to the fix (rows that are headers are skipped by the arrow keys)
+    for (let i = 0; i < 10; i++) {
+      const focused = await vs.page.locator('.action-widget .monaco-list-row.focused').innerText().catch(() => '');
+      if (/float64/.test(focused)) break;
+      await vs.page.keyboard.press('ArrowDown');
+      await sleep(100);
+    }
+    await vs.page.keyboard.press('Enter');
     await vs.waitFor(async () => (await vs.page.locator('.notebook-editor .monaco-editor .squiggly-error').count()) === 0,
       'the squiggle in the cell to disappear', 20000);
     const after = await vs.waitFor(async () => {
