@@ -155,7 +155,7 @@ def falls_through(result: dict) -> bool:
     if result.get("status") == "no_inputs":
         return True
     exception = result.get("exception") or {}
-    return result.get("status") == "error" and result.get("verdict") == "exception" \
+    return result.get("status") == "error" and result.get("verdict") in ("exception", "missing_dependency") \
         and exception.get("phase") in _ROUTE_PHASES
 
 

@@ -60,7 +60,9 @@ CHECKS = {
 _FORWARD_CHECKS = ("forward", "input_mutation", "random_op", "nondeterminism")
 # checks that need only forward to work: a failing gradcheck does not skip them, nor do they skip others
 _FORWARD_ONLY = ("forward_ad", "opcheck", "vmap", "jacrev")
-_DOMAIN_NAMES = {"spd": "symmetric positive definite", "symmetric": "symmetric", "tril": "lower-triangular"}
+_DOMAIN_NAMES = {"spd": "symmetric positive definite", "symmetric": "symmetric", "tril": "lower-triangular",
+                 "by_name": "structured (by parameter name: Cholesky factors lower-triangular, covariances "
+                            "positive definite, other square matrices symmetric)"}
 
 
 class Job(object):

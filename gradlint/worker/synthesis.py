@@ -25,7 +25,21 @@ MAX_ATTEMPTS = 240
 MAX_SECONDS = 20.0
 DOMAINS = ("signed", "small", "positive", "unit", "simplex", "unit_norm", "spd")
 # when gradcheck fails on general square matrices: inputs the backward may assume
-STRUCTURED = ("spd", "symmetric", "tril")
+STRUCTURED = ("by_name", "spd", "symmetric", "tril")
+_TRIANGULAR_NAMES = ("chol", "cholesky", "tril", "scale_tril", "l", "lower", "root")
+_SPD_NAMES = ("cov", "covar", "covariance", "precision", "gram", "kernel", "k", "sigma", "hessian", "spd")
+
+
+def structure_by_name(name):
+    """The structure a square matrix parameter's name asks for: `chol` lower-triangular,
+    `cov` symmetric positive definite, anything else symmetric."""
+    low = name.lower()
+    parts = set(low.replace("-", "_").split("_"))
+    if parts & set(_TRIANGULAR_NAMES) or low.startswith("chol") or low.endswith("_tril"):
+        return "tril"
+    if parts & set(_SPD_NAMES) or "covar" in low:
+        return "spd"
+    return "symmetric"
 _DOMAIN_WORDS = ("positive", "domain", "cholesky", "singular", "invertible", "nan", "inf", "invalid value",
                  "linalg", "negative", "must be >", "must be non", "out of bounds", "sqrt", "log")
 # exceptions no input can avoid: a bug in the code, not a bad guess of inputs
@@ -45,6 +59,8 @@ def _shape_strategies(n):
         [(4,)] * n,
         [(3, 4)] + [(4,)] * (n - 1),
         [(3, 4)] + [()] * (n - 1),
+        [(4,)] + [(4, 4)] * (n - 1),  # a vector and matrices (natural parameters, covariances)
+        [(4, 4)] + [(4,)] * (n - 1),
         [(4, 4)] * n,
         [(2, 4, 4)] * n,
         [(3, 3)] * n,
@@ -122,14 +138,20 @@ class Recipe(object):
                     args.append(p.candidates[0])  # positional: passed explicitly, shown in the report
                 continue
             if p.kind == P.TENSOR:
-                t = domain_values(next(shapes), gen, self.domain if p.requires_grad else "signed")
+                domain = self.domain if p.requires_grad else "signed"
+                if domain == "by_name":
+                    domain = structure_by_name(p.name)
+                t = domain_values(next(shapes), gen, domain)
                 if first is None:
                     first = t
                 args.append(t.requires_grad_(p.requires_grad))
             elif p.kind == P.INDEX:
                 args.append(_index_tensor(first, gen, self.index_variant))
             elif p.kind == P.SIZE:
-                args.append(torch.Size(first.shape if first is not None else (3, 4)))
+                given = self.values.get(p.name)
+                args.append(torch.Size(given) if given else torch.Size(first.shape if first is not None else (3, 4)))
+            elif p.kind == P.INT_TENSOR:
+                args.append(torch.tensor(self.values[p.name]))
             elif p.kind == P.MASK:
                 base = first if first is not None else torch.zeros(3, 4)
                 m = torch.rand(base.shape, generator=gen) < 0.7
@@ -160,7 +182,8 @@ def _index_tensor(first, gen, variant):
 
 def _scalar_assignments(params):
     """Values for the non-tensor parameters: the first candidates, then one change at a time."""
-    chosen = [p for p in params if p.kind in (P.INT, P.FLOAT, P.BOOL, P.STR, P.NONE)]
+    chosen = [p for p in params if p.kind in (P.INT, P.FLOAT, P.BOOL, P.STR, P.NONE, P.INT_TENSOR)
+              or (p.kind == P.SIZE and p.candidates)]
     base = dict((p.name, p.candidates[0]) for p in chosen if p.candidates)
     yield dict(base)
     for p in chosen:
