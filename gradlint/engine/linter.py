@@ -15,12 +15,13 @@ import libcst as cst
 
 from ..analysis import torch_api
 from ..analysis.block import BlockAnalysis
+from ..analysis.custom_ops import custom_ops
 from ..analysis.facts import Evaluator
 from ..analysis.scopes import ModuleContext, default_dtype_of
 from ..analysis.source import NEWLINE, Block, ScannedSource, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
 from ..rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
-from ..rules.base import Report, Rule
+from ..rules.base import MENTIONS_TORCH_LIBRARY, Report, Rule
 from .blocks import BlockCache, ParsedBlock, fingerprint
 from .suppressions import is_suppressed, parse_suppressions, unused_codes, without_codes
 
@@ -75,6 +76,28 @@ class ModuleView:
     evaluator: Evaluator
     gradcheck_aliases: list[str]
     top_to_block: dict[int, int]  # id(top-level statement) -> position in `good`
+    _lazy: dict = field(default_factory=dict)
+
+    def custom_op_blocks(self, text: str) -> frozenset[int]:
+        """Positions of the blocks holding a piece of a torch.library custom op."""
+        if "custom_op_blocks" not in self._lazy:
+            found: set[int] = set()
+            if MENTIONS_TORCH_LIBRARY.search(text):
+                for op in custom_ops(self.context):
+                    for site in op.sites():
+                        position = self.top_to_block.get(id(site.top_statement))
+                        if position is not None:
+                            found.add(position)
+            self._lazy["custom_op_blocks"] = frozenset(found)
+        return self._lazy["custom_op_blocks"]
+
+    def aliases_of(self, qualified: frozenset[str]) -> list[str]:
+        """Module-level names bound to one of ``qualified`` (`from torch.func import grad`)."""
+        key = ("aliases", qualified)
+        if key not in self._lazy:
+            self._lazy[key] = [name for name in self.context.scope.table.bindings
+                               if self.context.resolve_name(name, self.context.scope) in qualified]
+        return self._lazy[key]
 
     def analysis(self, position: int) -> BlockAnalysis:
         block, entry = self.good[position]
@@ -139,7 +162,8 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
             cache.findings.move_to_end(key)
             findings.extend(f.shifted(block.start_line - 1) for f in cached)
             continue
-        active = [rule for rule in rules if _may_fire(rule, block.text, view.gradcheck_aliases)]
+        active = [rule for rule in rules if _may_fire(rule, block.text, view.gradcheck_aliases)
+                  or _may_fire_across_blocks(rule, position, block.text, view, text)]
         if not active:
             cache.remember(key, [])
             continue
@@ -153,7 +177,7 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
                                               options)
                 cacheable = cacheable and not remote
                 local.append(finding)
-        if cacheable:
+        if cacheable and not analysis.reads_other_blocks:
             cache.remember(key, local)
         findings.extend(f.shifted(block.start_line - 1) for f in local)
 
@@ -251,6 +275,17 @@ def _may_fire(rule: Rule, text: str, aliases: Iterable[str]) -> bool:
     if rule.requires is None or rule.may_match(text):
         return True
     return rule.requires_gradcheck_aliases and any(alias in text for alias in aliases)
+
+
+def _may_fire_across_blocks(rule: Rule, position: int, block_text: str, view: ModuleView,
+                            text: str) -> bool:
+    """Rules about code spread over blocks: the block holds a piece of a custom op, or
+    names a module-level alias of an API the rule is about."""
+    if rule.requires_custom_op_parts and position in view.custom_op_blocks(text):
+        return True
+    if rule.requires_aliases_of:
+        return any(alias in block_text for alias in view.aliases_of(rule.requires_aliases_of))
+    return False
 
 
 def _gradcheck_aliases(context: ModuleContext) -> list[str]:

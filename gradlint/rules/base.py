@@ -21,6 +21,12 @@ from ..findings import Applicability, Severity
 
 MENTIONS_GRADCHECK = re.compile(r"gradcheck")
 DEFINES_BACKWARD = re.compile(r"\bdef\s+(?:backward|vjp)\b")
+# a module that may define custom operators (torch.library)
+MENTIONS_TORCH_LIBRARY = re.compile(
+    r"custom_op|triton_op|library|register_autograd|register_fake|impl_abstract")
+# a block that may call a torch.func transform
+MENTIONS_FUNC_TRANSFORM = re.compile(
+    r"vmap|jacrev|jacfwd|hessian|jvp|vjp|grad_and_value|linearize|functionalize|torch\.func|functorch")
 # substrings that must be present for the pattern to match (cheaper than the regex)
 _NEEDLES = {MENTIONS_GRADCHECK: ("gradcheck",), DEFINES_BACKWARD: ("backward", "vjp")}
 
@@ -79,6 +85,11 @@ class Rule:
     requires: ClassVar[re.Pattern | None] = None
     # ...or contains one of the module's aliases of gradcheck (`gc = torch.autograd.gradcheck`)
     requires_gradcheck_aliases: ClassVar[bool] = False
+    # ...or holds a piece of a custom op defined with torch.library (its backward, its fake
+    # implementation...), wherever the op itself is defined
+    requires_custom_op_parts: ClassVar[bool] = False
+    # ...or contains a module-level name bound to one of these (`from torch.func import grad`)
+    requires_aliases_of: ClassVar[frozenset[str]] = frozenset()
     # the engine reports it (it needs the whole file, not one block): `check` is not called
     engine_level: ClassVar[bool] = False
     VALID: ClassVar[list[Valid]] = []
