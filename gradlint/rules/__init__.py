@@ -13,6 +13,10 @@ from .gl006_invalid_inputs_declaration import InvalidInputsDeclaration
 from .gl007_gradcheck_is_not_a_module import GradcheckIsNotAModule
 from .gl008_backward_gradient_order import BackwardGradientOrder
 from .gl009_unused_suppression import UnusedSuppression
+from .gl030_custom_op_parameter_annotation import CustomOpParameterAnnotation
+from .gl031_mutates_args_unknown_parameter import MutatesArgsUnknownParameter
+from .gl032_unlisted_mutation import UnlistedMutation
+from .gl033_custom_op_returns_input_alias import CustomOpReturnsInputAlias
 
 SYNTAX_ERROR = SyntaxError_
 
@@ -27,6 +31,10 @@ ALL_RULES: tuple[type[Rule], ...] = (
     GradcheckIsNotAModule,
     BackwardGradientOrder,
     UnusedSuppression,
+    CustomOpParameterAnnotation,
+    MutatesArgsUnknownParameter,
+    UnlistedMutation,
+    CustomOpReturnsInputAlias,
 )
 UNUSED_SUPPRESSION = UnusedSuppression
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}

@@ -1,0 +1,117 @@
+"""Helpers the custom-op and torch.func rules share."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from ..analysis.block import BlockAnalysis
+from ..analysis.custom_ops import (KEYWORD_ONLY, POSITIONAL, POSITIONAL_ONLY, CustomOp, FunctionRef,
+                                   OpParameter, Registration)
+from ..analysis.names import compound_bodies
+from ..analysis.scopes import Site, find_site
+
+
+def op_label(op: CustomOp) -> str:
+    if op.name:
+        return f"`{op.name}`"
+    return f"`{op.python_name}`" if op.python_name else "the custom op"
+
+
+def real_site(site: Site) -> Site | None:
+    """``site``, or the compound statement around it when ``site`` is the statement list
+    gradlint builds for a one-line suite (``if x: f()``), which has no position."""
+    frame = site.frames[-1]
+    stmt = frame.statements[frame.index]
+    if frame.owner is None or not isinstance(stmt, cst.SimpleStatementLine):
+        return site
+    for body, _ in compound_bodies(frame.owner):  # type: ignore[arg-type]
+        if body is frame.statements:
+            return site
+    if len(site.frames) > 1:
+        return Site(site.scope, site.frames[:-1])
+    return None
+
+
+def functions_here(block: BlockAnalysis, kind: str) -> Iterator[tuple[CustomOp, Registration, FunctionRef]]:
+    """(op, registration, def) for registered functions of ``kind`` whose def is in this block."""
+    for op in block.custom_op_parts:
+        for registration in op.registered(kind):
+            function = registration.function
+            if function is not None and isinstance(function.node, cst.FunctionDef) and \
+                    block.holds(function.site):
+                yield op, registration, function
+
+
+def def_params(node: cst.FunctionDef) -> list[cst.Param]:
+    return [*node.params.posonly_params, *node.params.params]
+
+
+def returns_of(node: cst.FunctionDef) -> Iterator[tuple[cst.Return, cst.BaseStatement]]:
+    """Return statements of a function (not of functions nested in it), each with the
+    innermost real statement holding it (the compound statement for `if x: return y`)."""
+    visitor = _Statements(cst.Return)
+    node.body.visit(visitor)
+    yield from visitor.found  # type: ignore[misc]
+
+
+def nodes_of(root: cst.CSTNode, kind: type) -> Iterator[tuple[cst.CSTNode, cst.BaseStatement]]:
+    """Nodes of a type in a function body (not in nested functions), with their statements."""
+    visitor = _Statements(kind)
+    root.visit(visitor)
+    yield from visitor.found
+
+
+def site_in(function: FunctionRef, statement: cst.BaseStatement) -> Site | None:
+    """The site of a statement of ``function`` (its own scope, nested blocks included)."""
+    return find_site(function.scope.statements, function.scope, statement)
+
+
+class _Statements(cst.CSTVisitor):
+    def __init__(self, kind: type):
+        self.kind = kind
+        self.stack: list[cst.BaseStatement] = []
+        self.found: list[tuple[cst.CSTNode, cst.BaseStatement]] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(node, cst.BaseStatement):
+            self.stack.append(node)
+        if isinstance(node, self.kind) and self.stack:
+            self.found.append((node, self.stack[-1]))
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, cst.BaseStatement) and self.stack and \
+                self.stack[-1] is original_node:
+            self.stack.pop()
+
+
+def op_params_of(op: CustomOp, node: cst.FunctionDef) -> dict[str, OpParameter]:
+    """The op parameter each parameter of ``node`` (the op's function, a kernel, a fake)
+    receives: positional ones by position, keyword-only ones by name."""
+    if op.params is None:
+        return {}
+    if op.function is not None and op.function.node is node:
+        return {p.name: p for p in op.params}
+    positional = [p for p in op.params if p.kind in (POSITIONAL, POSITIONAL_ONLY)]
+    mapping: dict[str, OpParameter] = {}
+    for param, op_param in zip(def_params(node), positional):
+        mapping[param.name.value] = op_param
+    names = {p.name.value for p in (*def_params(node), *node.params.kwonly_params)}
+    for op_param in op.params:
+        if op_param.kind == KEYWORD_ONLY and op_param.name in names:
+            mapping[op_param.name] = op_param
+    return mapping
+
+
+def tensor_kinds(mapping: dict[str, OpParameter]) -> dict[str, str]:
+    """Parameter name -> "tensor" | "list", for parameters known to receive tensors."""
+    kinds = {}
+    for name, param in mapping.items():
+        if param.schema_type is None or not param.schema_type.startswith("Tensor"):
+            continue
+        kinds[name] = "list" if param.schema_type.endswith("[]") else "tensor"
+    return kinds
