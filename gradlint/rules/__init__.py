@@ -17,6 +17,9 @@ from .gl030_custom_op_parameter_annotation import CustomOpParameterAnnotation
 from .gl031_mutates_args_unknown_parameter import MutatesArgsUnknownParameter
 from .gl032_unlisted_mutation import UnlistedMutation
 from .gl033_custom_op_returns_input_alias import CustomOpReturnsInputAlias
+from .gl034_register_autograd_gradient_count import RegisterAutogradGradientCount
+from .gl035_setup_context_signature import SetupContextSignature
+from .gl036_custom_op_backward_uses_unsaved_tensor import CustomOpBackwardUsesUnsavedTensor
 
 SYNTAX_ERROR = SyntaxError_
 
@@ -35,6 +38,9 @@ ALL_RULES: tuple[type[Rule], ...] = (
     MutatesArgsUnknownParameter,
     UnlistedMutation,
     CustomOpReturnsInputAlias,
+    RegisterAutogradGradientCount,
+    SetupContextSignature,
+    CustomOpBackwardUsesUnsavedTensor,
 )
 UNUSED_SUPPRESSION = UnusedSuppression
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}

@@ -9,7 +9,7 @@ import libcst as cst
 from ..analysis.block import BlockAnalysis
 from ..analysis.custom_ops import (KEYWORD_ONLY, POSITIONAL, POSITIONAL_ONLY, CustomOp, FunctionRef,
                                    OpParameter, Registration)
-from ..analysis.names import compound_bodies
+from ..analysis.names import ScopeTable, body_statements, compound_bodies
 from ..analysis.scopes import Site, find_site
 
 
@@ -115,3 +115,47 @@ def tensor_kinds(mapping: dict[str, OpParameter]) -> dict[str, str]:
             continue
         kinds[name] = "list" if param.schema_type.endswith("[]") else "tensor"
     return kinds
+
+
+def returned_values(value: cst.BaseExpression | None, function: cst.FunctionDef
+                    ) -> list[cst.BaseExpression] | None:
+    """The values a `return` gives torch, one per gradient; None when unknown.
+
+    A tuple literal gives its elements; `None`, arithmetic and the backward's own gradient
+    parameters give one value; a name assigned once to one of those is followed."""
+    if value is None:
+        return [cst.Name("None")]
+    if isinstance(value, cst.Tuple):
+        if any(isinstance(e, cst.StarredElement) for e in value.elements):
+            return None
+        return [e.value for e in value.elements]
+    if _one_value(value, function):
+        return [value]
+    if isinstance(value, cst.Name):
+        table = ScopeTable.of_statements(body_statements(function.body), function.params)
+        binding = table.single_assignment(value.value)
+        if binding is not None and binding.value is not None and \
+                not isinstance(binding.value, cst.Name):
+            return returned_values(binding.value, function)
+    return None
+
+
+def _one_value(value: cst.BaseExpression, function: cst.FunctionDef) -> bool:
+    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+        return True
+    if isinstance(value, cst.Name):
+        if value.value == "None":
+            return True
+        params = def_params(function)[1:]  # the gradients of the outputs
+        return any(p.name.value == value.value for p in params) and \
+            len(ScopeTable.of_statements(body_statements(function.body), function.params)
+                .bindings.get(value.value, [])) == 1
+    return False
+
+
+def is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def surely_not_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation))
