@@ -20,6 +20,8 @@ from .gl033_custom_op_returns_input_alias import CustomOpReturnsInputAlias
 from .gl034_register_autograd_gradient_count import RegisterAutogradGradientCount
 from .gl035_setup_context_signature import SetupContextSignature
 from .gl036_custom_op_backward_uses_unsaved_tensor import CustomOpBackwardUsesUnsavedTensor
+from .gl037_fake_signature_mismatch import FakeSignatureMismatch
+from .gl038_fake_impl_reads_data import FakeImplReadsData
 
 SYNTAX_ERROR = SyntaxError_
 
@@ -41,6 +43,8 @@ ALL_RULES: tuple[type[Rule], ...] = (
     RegisterAutogradGradientCount,
     SetupContextSignature,
     CustomOpBackwardUsesUnsavedTensor,
+    FakeSignatureMismatch,
+    FakeImplReadsData,
 )
 UNUSED_SUPPRESSION = UnusedSuppression
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
