@@ -22,6 +22,10 @@ from .gl035_setup_context_signature import SetupContextSignature
 from .gl036_custom_op_backward_uses_unsaved_tensor import CustomOpBackwardUsesUnsavedTensor
 from .gl037_fake_signature_mismatch import FakeSignatureMismatch
 from .gl038_fake_impl_reads_data import FakeImplReadsData
+from .gl039_function_under_torch_func_without_setup_context import (
+    FunctionUnderTorchFuncWithoutSetupContext)
+from .gl040_function_under_vmap_without_vmap_rule import FunctionUnderVmapWithoutVmapRule
+from .gl041_function_under_forward_ad_without_jvp import FunctionUnderForwardAdWithoutJvp
 
 SYNTAX_ERROR = SyntaxError_
 
@@ -45,6 +49,9 @@ ALL_RULES: tuple[type[Rule], ...] = (
     CustomOpBackwardUsesUnsavedTensor,
     FakeSignatureMismatch,
     FakeImplReadsData,
+    FunctionUnderTorchFuncWithoutSetupContext,
+    FunctionUnderVmapWithoutVmapRule,
+    FunctionUnderForwardAdWithoutJvp,
 )
 UNUSED_SUPPRESSION = UnusedSuppression
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
