@@ -159,3 +159,22 @@ def is_none(expr: cst.BaseExpression) -> bool:
 
 def surely_not_none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation))
+
+
+def call_name(function: FunctionRef) -> str:
+    """The name Python puts in a TypeError about calling ``function`` (its __qualname__)."""
+    node = function.node
+    parts = [node.name.value if isinstance(node, cst.FunctionDef) else "<lambda>"]
+    scope = function.site.scope
+    while scope.kind != "module" and scope.node is not None:
+        owner = scope.node
+        if isinstance(owner, cst.ClassDef):
+            parts.append(owner.name.value)
+        elif isinstance(owner, cst.FunctionDef):
+            parts += ["<locals>", owner.name.value]
+        elif isinstance(owner, cst.Lambda):
+            parts += ["<locals>", "<lambda>"]
+        if scope.parent is None:
+            break
+        scope = scope.parent
+    return ".".join(reversed(parts))

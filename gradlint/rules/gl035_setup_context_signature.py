@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..analysis.block import BlockAnalysis
 from ..findings import Severity
-from ._ops import op_label
+from ._ops import call_name, op_label
 from .base import MENTIONS_TORCH_LIBRARY, Invalid, Report, Rule, Valid
 
 
@@ -186,7 +186,7 @@ class SetupContextSignature(Rule):
             if keyword_only:
                 why = (", as the op has keyword-only parameters ("
                        + ", ".join(p.name for p in keyword_only) + ")")
-            function_name = node.name.value if isinstance(node, cst.FunctionDef) else "<lambda>"
+            function_name = call_name(function)
             message = (f"setup_context of custom op {op_label(op)} must take ({signature}){why}: "
                        f"torch calls it with those keywords and raises `TypeError: "
                        f"{function_name}() {error}` in the forward pass")

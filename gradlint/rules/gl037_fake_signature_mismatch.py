@@ -7,7 +7,7 @@ import libcst as cst
 from ..analysis.block import BlockAnalysis
 from ..analysis.custom_ops import KEYWORD_ONLY, CustomOp, FunctionRef, OpParameter
 from ..findings import Applicability, Severity
-from ._ops import op_label
+from ._ops import call_name, op_label
 from .base import MENTIONS_TORCH_LIBRARY, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
 
@@ -157,7 +157,7 @@ class FakeSignatureMismatch(Rule):
 def _check(op: CustomOp, function: FunctionRef) -> Report | None:
     node = function.node
     params = node.params
-    name = node.name.value if isinstance(node, cst.FunctionDef) else "<lambda>"
+    name = call_name(function)
     label = op_label(op)
     assert op.params is not None
     positional = [p for p in op.params if p.kind != KEYWORD_ONLY]
@@ -231,8 +231,9 @@ def _missing_default(op: CustomOp, function: FunctionRef, fake_param: cst.Param,
     default = op_param.default_text
     if default is not None and op.style != "define":
         if fake_param.annotation is not None:
-            code = cst.Module(body=()).code_for_node(fake_param.annotation)
-            replacement = Replacement(fake_param.annotation, f"{code} = {default}", function.site)
+            code = cst.Module(body=()).code_for_node(fake_param.annotation.annotation)
+            replacement = Replacement(fake_param.annotation.annotation, f"{code} = {default}",
+                                      function.site)
         else:
             replacement = Replacement(fake_param.name, f"{fake_param.name.value}={default}",
                                       function.site)
