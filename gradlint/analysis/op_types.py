@@ -97,6 +97,9 @@ def return_verdict(annotation: cst.Annotation, context: ModuleContext, scope: Sc
     expr = annotation_expression(annotation)
     if expr is None:
         return UNKNOWN
+    if isinstance(expr, cst.Subscript) and \
+            _qualified(expr.value, context, scope) in _SEQUENCES - {"typing.List", "builtins.list"}:
+        return Verdict(problem="only list[Tensor] is supported as a list return type, not Sequence")
     kind = _resolve(expr, context, scope)
     if kind[0] == "none":
         return Verdict("()")

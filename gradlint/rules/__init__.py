@@ -26,6 +26,8 @@ from .gl039_function_under_torch_func_without_setup_context import (
     FunctionUnderTorchFuncWithoutSetupContext)
 from .gl040_function_under_vmap_without_vmap_rule import FunctionUnderVmapWithoutVmapRule
 from .gl041_function_under_forward_ad_without_jvp import FunctionUnderForwardAdWithoutJvp
+from .gl042_custom_op_return_annotation import CustomOpReturnAnnotation
+from .gl043_custom_op_keyword_only_tensor import CustomOpKeywordOnlyTensor
 
 SYNTAX_ERROR = SyntaxError_
 
@@ -52,6 +54,8 @@ ALL_RULES: tuple[type[Rule], ...] = (
     FunctionUnderTorchFuncWithoutSetupContext,
     FunctionUnderVmapWithoutVmapRule,
     FunctionUnderForwardAdWithoutJvp,
+    CustomOpReturnAnnotation,
+    CustomOpKeywordOnlyTensor,
 )
 UNUSED_SUPPRESSION = UnusedSuppression
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
