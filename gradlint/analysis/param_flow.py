@@ -43,6 +43,7 @@ class Write:
     node: cst.CSTNode  # the call, the assignment target or the augmented assignment
     statement: cst.BaseStatement
     how: str  # "`out.copy_(...)`", "`out[...] = ...`", "`out=out`"
+    certain: bool = True  # False: the name may be a copy (`x = x.contiguous()`)
 
 
 @dataclass(frozen=True)
@@ -67,12 +68,31 @@ class ParamFlow:
         statements = body_statements(node.body)
         table = ScopeTable.of_statements(statements, node.params)
         self.kinds: dict[str, str] = {}
+        rebound: dict[str, list] = {}
         for name, kind in params.items():
-            bindings = table.bindings.get(name, [])
-            if all(b.kind is BindingKind.PARAM or _augmented(b.node) for b in bindings):
+            extra = [b for b in table.bindings.get(name, [])
+                     if b.kind is not BindingKind.PARAM and not _augmented(b.node)]
+            if not extra:
                 self.kinds[name] = kind
+            elif all(b.kind is BindingKind.ASSIGN and b.value is not None for b in extra):
+                rebound[name] = extra
         # locals that are views of a parameter
         self.origin: dict[str, str] = {name: name for name in self.kinds}
+        # parameters rebound to (maybe) themselves: `x = x.contiguous()` is the input when
+        # it is already contiguous, so writes into `x` may write into the input
+        self.uncertain: set[str] = set()
+        self.rebinding: dict[str, str] = {}  # uncertain parameter -> `x = x.contiguous()`
+        for name, extra in rebound.items():
+            self.kinds[name] = params[name]
+            self.origin[name] = name
+            roots = [self.view_root(b.value) for b in extra]
+            if all(root is not None and root[0] == name for root in roots):
+                if not all(root[1] for root in roots):  # type: ignore[index]
+                    self.uncertain.add(name)
+                    first = next(b for b, root in zip(extra, roots) if not root[1])  # type: ignore[index]
+                    self.rebinding[name] = f"{name} = {_short(first.value)}"
+            else:
+                del self.kinds[name], self.origin[name]
         for _ in range(3):  # views of views
             for name, bindings in table.bindings.items():
                 if name in self.origin or len(bindings) != 1 or bindings[0].kind is not BindingKind.ASSIGN:
@@ -136,7 +156,10 @@ class ParamFlow:
         visitor = _Walker()
         self.node.body.visit(visitor)
         for node, statement in visitor.found:
-            yield from self._write(node, statement)
+            for write in self._write(node, statement):
+                if write.param in self.uncertain:
+                    write = Write(write.param, write.node, write.statement, write.how, False)
+                yield write
 
     def _write(self, node: cst.CSTNode, statement: cst.BaseStatement) -> Iterator[Write]:
         if isinstance(node, cst.Call):
@@ -208,10 +231,14 @@ class ParamFlow:
                 if root is None:
                     continue
                 param, certain = root
+                certain = certain and param not in self.uncertain
                 if self.kinds.get(param) == "list":
                     how = f"`{_short(element)}`, a tensor of the input list `{param}`"
                     if isinstance(element, cst.Name) and element.value == param:
                         how = f"the input list `{param}` itself"
+                elif isinstance(element, cst.Name) and element.value == param and \
+                        param in self.uncertain:
+                    how = f"`{param}` (`{self.rebinding[param]}`)"
                 elif isinstance(element, cst.Name) and element.value == param:
                     how = f"`{param}` itself"
                 elif isinstance(element, cst.Name):

@@ -45,9 +45,12 @@ class UnlistedMutation(Rule):
         out.copy_(x.sin())
     ```
 
+    A write through a name rebound to a method that returns the input itself in the common
+    case (`x = x.contiguous()`, `x = x.float()`) is reported as a warning.
+
     ## Fix safety
     The name is added to a literal `mutates_args`: safe, it states what the function
-    does. There is no fix when the op has an explicit schema, or a registered backward (an
+    does (unsafe for the warnings, where writing into a copy may be what was meant). There is no fix when the op has an explicit schema, or a registered backward (an
     op that mutates an input cannot have one: `register_autograd` raises `RuntimeError:
     Cannot register autograd formula for non-functional operator`; write into a clone
     instead).
@@ -82,10 +85,10 @@ class UnlistedMutation(Rule):
             def shifted(x: torch.Tensor) -> torch.Tensor:
                 y = x.clone()
                 y.add_(1)
-                x = x.contiguous()
+                x = x.clone().contiguous()
                 x.mul_(2)
                 return y + x
-            """, why="writes into a copy, and into a rebound name"),
+            """, why="writes into copies"),
         Valid("""
             import torch
 
@@ -157,23 +160,47 @@ class UnlistedMutation(Rule):
             """
             import torch
 
-            @torch.library.custom_op("mylib::add_into", mutates_args=())
-            def add_into(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
-                torch.add(a, b, out=out)
-
-            def setup_context(ctx, inputs, output):
-                pass
+            @torch.library.custom_op("mylib::add_scaled", mutates_args=())
+            def add_scaled(a: torch.Tensor, b: torch.Tensor, buf: torch.Tensor) -> torch.Tensor:
+                torch.mul(b, 2, out=buf)
+                return a + buf
 
             def backward(ctx, grad):
-                return grad, grad, None
+                return grad, grad * 2, None
 
-            add_into.register_autograd(backward, setup_context=setup_context)
+            add_scaled.register_autograd(backward)
             """,
-            message="custom op `mylib::add_into` writes to its input `out` (`out=out`) but "
-                    "mutates_args does not list it: torch then assumes `out` is unchanged "
+            message="custom op `mylib::add_scaled` writes to its input `buf` (`out=buf`) but "
+                    "mutates_args does not list it: torch then assumes `buf` is unchanged "
                     "(undefined behaviour: under torch.compile the write can be lost; opcheck "
                     "fails `test_schema`); an op that mutates cannot have a registered backward: "
                     "write into a new tensor and return it instead",
+        ),
+        Invalid(
+            """
+            import torch
+
+            @torch.library.custom_op("mylib::double", mutates_args=())
+            def double(x: torch.Tensor) -> torch.Tensor:
+                x = x.contiguous()
+                x.mul_(2)
+                return x.clone()
+            """,
+            message="custom op `mylib::double` may write to its input `x` (`x.mul_(...)`; `x = "
+                    "x.contiguous()` is the input itself in the common case) but mutates_args does "
+                    "not list it: torch then assumes `x` is unchanged (undefined behaviour: under "
+                    "torch.compile the write can be lost; opcheck fails `test_schema`)",
+            severity="warning",
+            fixed="""
+            import torch
+
+            @torch.library.custom_op("mylib::double", mutates_args=("x",))
+            def double(x: torch.Tensor) -> torch.Tensor:
+                x = x.contiguous()
+                x.mul_(2)
+                return x.clone()
+            """,
+            applicability="unsafe",
         ),
         Invalid(
             """
@@ -223,7 +250,17 @@ class UnlistedMutation(Rule):
             if site is None:
                 continue
             reported.add(op_param.name)
-            yield self._report(block, op, op_param.name, write.param, write.how, write.node, site)
+            how = write.how
+            if not write.certain:
+                how += f"; `{flow.rebinding[write.param]}` is the input itself in the common case"
+            report = self._report(block, op, op_param.name, write.param, how, write.node, site)
+            if not write.certain:
+                fix = report.fix
+                if fix is not None:  # the write may not be meant: cloning may be the better fix
+                    fix = FixProposal(fix.title, Applicability.UNSAFE, fix.replacements)
+                report = Report(report.node, report.message.replace(" writes to ", " may write to ", 1),
+                                report.site, fix=fix, severity=Severity.WARNING)
+            yield report
 
     def _report(self, block, op: CustomOp, op_param: str, local: str, how: str,
                 node: cst.CSTNode, site) -> Report:
