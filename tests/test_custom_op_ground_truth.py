@@ -12,6 +12,7 @@ import itertools
 import re
 import textwrap
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -179,3 +180,53 @@ def test_valid_example_runs(code, index, example):
     if (code, index) in NOT_RUNNABLE:
         pytest.skip("names a module or helper that only a real project has")
     _run(example.code, VALID_CALLS.get((code, index)))
+
+
+# -- the fixture tree (tests/fixtures/custom_ops) ---------------------------------------
+
+FIXTURES = Path(__file__).parent / "fixtures" / "custom_ops"
+XD = "torch.rand(3, dtype=torch.float64).add(0.5).requires_grad_()"
+# file -> (how the mistake fails: call or None for import, exception, pattern), what the
+# correct twin passes
+FIXTURE_TRUTH = {
+    "sin_op.py": ((f"mysin({XD}).sum().backward()", TypeError,
+                   r"setup_context\(\) got an unexpected keyword argument 'output'"),
+                  f"assert torch.autograd.gradcheck(mysin, ({XD},)); "
+                  f"torch.library.opcheck(mysin, ({XD},))"),
+    "scale_op.py": ((f"scale({XD}, 2.0).sum().backward()", RuntimeError,
+                     r"returned a gradient different than None at position 2"),
+                    f"scale(torch.ones(3), 1.0); "
+                    f"assert torch.autograd.gradcheck(lambda x, b: scale(x, 2.0, b), ({XD}, {XD}))"),
+    "fill_op.py": ((None, ValueError, r"\{'output'\} in mutates_args were not found"),
+                   "torch.library.opcheck(sin_into, (torch.ones(3), torch.zeros(3))); "
+                   "torch.library.opcheck(fill_rows, (torch.zeros(3), [0, 2], 1.0))"),
+    "signature_op.py": ((None, ValueError, r"Parameter size must have a type annotation"),
+                        "resize(torch.ones(3), [2, 3], torch.ones(3))"),
+    "fake_op.py": (("torch.library.opcheck(topk_mask, (torch.randn(5), 2), {'largest': False})",
+                    "OpCheckError", r"got an unexpected keyword argument 'largest'"),
+                   "torch.library.opcheck(topk_mask, (torch.randn(5), 2), {'largest': False})"),
+    "func_transforms.py": (("batched_sin(torch.randn(4, 3))", RuntimeError,
+                            r"must override the setup_context staticmethod"),
+                           "xs = torch.randn(4, 3); assert torch.allclose(batched_sin(xs), xs.sin()); "
+                           "x = torch.randn(3); "
+                           "assert torch.allclose(cube_jacobian(x), torch.diag(3 * x ** 2))"),
+}
+
+
+def _fixture(kind: str, name: str) -> str:
+    return (FIXTURES / kind / name).read_text().replace('"fixture::', '"mylib::')
+
+
+def test_every_fixture_has_its_truth():
+    assert {p.name for p in (FIXTURES / "mistakes").glob("*.py")} == set(FIXTURE_TRUTH)
+    assert {p.name for p in (FIXTURES / "correct").glob("*.py")} == set(FIXTURE_TRUTH)
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURE_TRUTH))
+def test_fixture_mistake_fails_and_twin_works(name):
+    (call, kind, pattern), twin_call = FIXTURE_TRUTH[name]
+    with pytest.raises(Exception) as caught:
+        _run(_fixture("mistakes", name), call)
+    assert type(caught.value).__name__ == (kind if isinstance(kind, str) else kind.__name__), caught.value
+    assert re.search(pattern, str(caught.value)), caught.value
+    _run(_fixture("correct", name), twin_call)

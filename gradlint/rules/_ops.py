@@ -157,8 +157,12 @@ def is_none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
 
 
-def surely_not_none(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation))
+def surely_not_none(expr: cst.BaseExpression, function: cst.FunctionDef | None = None) -> bool:
+    """Arithmetic, or (in a backward) one of the incoming gradients passed on unchanged."""
+    if isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation)):
+        return True
+    return function is not None and isinstance(expr, cst.Name) and _one_value(expr, function) \
+        and expr.value != "None"
 
 
 def call_name(function: FunctionRef) -> str:

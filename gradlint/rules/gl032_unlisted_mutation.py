@@ -286,7 +286,10 @@ def _add_name(op: CustomOp, name: str) -> FixProposal | None:
     quote = mutates.elements[0].quote if mutates.elements else '"'
     new = f"{quote}{name}{quote}"
     module = cst.Module(body=())
-    old = [module.code_for_node(e) for e in mutates.elements]
+    params = {p.name for p in op.params or ()}
+    # names that are not parameters are dropped (torch rejects them: GL031)
+    old = [module.code_for_node(e) for e, listed in zip(mutates.elements, mutates.names)
+           if listed in params]
     if isinstance(node, cst.Tuple):
         items = old + [new]
         text = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"

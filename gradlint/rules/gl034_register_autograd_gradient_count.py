@@ -267,46 +267,57 @@ class RegisterAutogradGradientCount(Rule):
                 continue
             count = len(values)
             target = ret.value if ret.value is not None else ret
-            plural = "gradient" if count == 1 else "gradients"
-            if count < n:
-                missing = inputs[count:]
-                non_tensor = [p.name for p in missing if p.is_tensor is False]
-                fix = None
-                literal = isinstance(ret.value, cst.Tuple) or (count == 1 and values[0] is ret.value)
-                if len(non_tensor) == len(missing) and ret.value is not None and literal:
-                    fix = _append_nones(ret.value, len(missing), values, site)
-                exact = (f"`RuntimeError: function {_generated(op)} returned an incorrect number "
-                         f"of gradients (expected {n + 1}, got {count + 1})`")
-                if count >= required:
-                    left_out = ", ".join(p.name for p in missing)
-                    message = (f"backward of custom op {op_label(op)} returns {count} {plural} for "
-                               f"its {n} inputs ({names}): it works only while callers leave "
-                               f"{left_out} at its default (torch drops arguments equal to their "
-                               f"defaults); a call passing {missing[0].name} raises {exact}")
-                    yield Report(target, message, site, fix=fix, severity=Severity.WARNING)
-                else:
-                    advice = "; return one per input"
-                    if non_tensor:
-                        advice += ", None for " + ", ".join(non_tensor)
-                    message = (f"backward of custom op {op_label(op)} returns {count} {plural} for "
-                               f"its {n} inputs ({names}): torch raises {exact}{advice}")
-                    yield Report(target, message, site, fix=fix)
+            wrong = self._non_tensor_gradient(op, values, inputs, node)
+            if wrong is not None:
+                yield Report(wrong[0], wrong[1], site)
                 continue
-            for index, value in enumerate(values):
-                beyond = index >= n
-                non_tensor = not beyond and inputs[index].is_tensor is False
-                if not (beyond or non_tensor) or is_none(value) or not surely_not_none(value):
-                    continue
-                what = (f"but the op has {n} positional input{'s' if n != 1 else ''} ({names}; "
-                        f"keyword-only inputs get no gradient)" if beyond else
-                        f"for the non-Tensor input {inputs[index].name}")
-                message = (f"backward of custom op {op_label(op)} returns a gradient "
-                           f"(`{_code(value)}`) at position {index + 1}, {what}: torch raises "
-                           f"`RuntimeError: function {_generated(op)} returned a gradient "
-                           f"different than None at position {index + 1}, but the corresponding "
-                           f"forward input was not a Variable`")
-                yield Report(value, message, site)
-                break
+            if count >= n:
+                continue
+            plural = "gradient" if count == 1 else "gradients"
+            missing = inputs[count:]
+            non_tensor = [p.name for p in missing if p.is_tensor is False]
+            fix = None
+            literal = isinstance(ret.value, cst.Tuple) or (count == 1 and values[0] is ret.value)
+            if len(non_tensor) == len(missing) and ret.value is not None and literal:
+                fix = _append_nones(ret.value, len(missing), values, site)
+            exact = (f"`RuntimeError: function {_generated(op)} returned an incorrect number "
+                     f"of gradients (expected {n + 1}, got {count + 1})`")
+            if count >= required:
+                left_out = ", ".join(p.name for p in missing)
+                message = (f"backward of custom op {op_label(op)} returns {count} {plural} for "
+                           f"its {n} inputs ({names}): it works only while callers leave "
+                           f"{left_out} at its default (torch drops arguments equal to their "
+                           f"defaults); a call passing {missing[0].name} raises {exact}")
+                yield Report(target, message, site, fix=fix, severity=Severity.WARNING)
+            else:
+                advice = "; return one per input"
+                if non_tensor:
+                    advice += ", None for " + ", ".join(non_tensor)
+                message = (f"backward of custom op {op_label(op)} returns {count} {plural} for "
+                           f"its {n} inputs ({names}): torch raises {exact}{advice}")
+                yield Report(target, message, site, fix=fix)
+
+    def _non_tensor_gradient(self, op: CustomOp, values: list[cst.BaseExpression],
+                             inputs: list[OpParameter], node: cst.FunctionDef
+                             ) -> tuple[cst.BaseExpression, str] | None:
+        """A gradient that is surely not None for a non-Tensor input or beyond the inputs."""
+        n = len(inputs)
+        names = ", ".join(p.name for p in inputs)
+        for index, value in enumerate(values):
+            beyond = index >= n
+            non_tensor = not beyond and inputs[index].is_tensor is False
+            if not (beyond or non_tensor) or is_none(value) or not surely_not_none(value, node):
+                continue
+            what = (f"but the op has {n} positional input{'s' if n != 1 else ''} ({names}; "
+                    f"keyword-only inputs get no gradient)" if beyond else
+                    f"for the non-Tensor input {inputs[index].name}")
+            message = (f"backward of custom op {op_label(op)} returns a gradient "
+                       f"(`{_code(value)}`) at position {index + 1}, {what}: torch raises "
+                       f"`RuntimeError: function {_generated(op)} returned a gradient "
+                       f"different than None at position {index + 1}, but the corresponding "
+                       f"forward input was not a Variable`")
+            return value, message
+        return None
 
 
 def _code(node: cst.CSTNode) -> str:
