@@ -85,3 +85,14 @@ def test_model_api_for_the_runner():
         ("x", "positional", "Tensor", None, False), ("out", "positional", "Tensor", None, True),
         ("alpha", "keyword_only", "float", "2.0", False)]
     assert scale.mutates_args.names == ("out",)
+
+
+def test_readme_custom_op_example_is_current(cli):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    start = readme.index("$ gradlint check scale_op.py\n") + len("$ gradlint check scale_op.py\n")
+    shown = readme[start: readme.index("```", start)]
+    result = cli("check", "scale_op.py", "--no-color", cwd=root / "tests/fixtures/custom_ops/mistakes")
+    assert result.stdout == shown

@@ -68,7 +68,7 @@ class BlockAnalysis:
     @cached_property
     def transformed_applies(self) -> list[TransformedApply]:
         """Function.apply calls run under torch.func transforms called in this block."""
-        found = [use for use in transformed_applies(self.context) if self.holds(use.call_site)]
+        found = transformed_applies(self.context, self.indexes)
         if any(not self.holds(use.apply_site) or not self.holds(use.function.site) for use in found):
             self.reads_other_blocks = True
         return found

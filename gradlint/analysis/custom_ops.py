@@ -18,14 +18,21 @@ the runner can find the op, its backward and its fake implementation.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import libcst as cst
 
 from .names import BindingKind, dotted_name
 from .op_types import SchemaArgument, Verdict, parameter_verdict, parse_schema, return_verdict
 from .scopes import ModuleContext, Scope, Site, find_site, function_scope, walk_statements
+
+# Code that defines or registers custom ops mentions one of these (the `lib.impl(...)` and
+# `lib.define(...)` of a Library object included).
+MENTIONS_TORCH_LIBRARY = re.compile(
+    r"custom_op|triton_op|library|register_(?:autograd|fake|kernel|vmap)|impl_abstract"
+    r"|\.impl\(|\.define\(")
 
 CUSTOM_OP = frozenset({
     "torch.library.custom_op", "torch._library.custom_ops.custom_op",
@@ -178,8 +185,17 @@ class CustomOp:
 def custom_ops(context: ModuleContext) -> list[CustomOp]:
     """Every custom op of the module, with its registrations (memoized on the context)."""
     if "custom_ops" not in context.models:
-        context.models["custom_ops"] = _Finder(context).run()
+        only = context.models.get("torch_library_statements")
+        context.models["custom_ops"] = _Finder(context, only).run()  # type: ignore[arg-type]
     return context.models["custom_ops"]  # type: ignore[return-value]
+
+
+def limit_search(context: ModuleContext, positions: Iterable[int]) -> None:
+    """Look for ops and registrations only in these top-level statements (positions in
+    ``context.statements``): the ones whose code mentions ``MENTIONS_TORCH_LIBRARY``. The
+    functions they name (a backward, a fake) are still found anywhere, by name."""
+    context.models["torch_library_statements"] = frozenset(positions)
+    context.models.pop("custom_ops", None)
 
 
 def _key(scope: Scope) -> int:
@@ -187,8 +203,9 @@ def _key(scope: Scope) -> int:
 
 
 class _Finder:
-    def __init__(self, context: ModuleContext):
+    def __init__(self, context: ModuleContext, only: frozenset[int] | None = None):
         self.context = context
+        self.only = only
         self.ops: list[CustomOp] = []
         self.by_name: dict[str, CustomOp] = {}
         self.by_binding: dict[tuple[int, str], CustomOp] = {}
@@ -196,7 +213,9 @@ class _Finder:
         self.statements: list[tuple[cst.BaseStatement, Site]] = []
 
     def run(self) -> list[CustomOp]:
-        self.statements = list(walk_statements(self.context.statements, self.context.scope))
+        indexes = sorted(self.only) if self.only is not None else None
+        self.statements = list(walk_statements(self.context.statements, self.context.scope,
+                                               indexes=indexes))
         for stmt, site in self.statements:
             self._define(stmt, site)
         for stmt, site in self.statements:

@@ -15,7 +15,7 @@ True``, a ``jvp`` staticmethod. Anything gradlint cannot see (a base from anothe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import libcst as cst
 
@@ -69,11 +69,11 @@ class TransformedApply:
     via: str | None  # the function that calls apply, when it is not written in the call
 
 
-def transformed_applies(context: ModuleContext) -> list[TransformedApply]:
-    """Every Function.apply run under a torch.func transform in the module (memoized)."""
-    if "transformed_applies" not in context.models:
-        context.models["transformed_applies"] = list(_Finder(context).run())
-    return context.models["transformed_applies"]  # type: ignore[return-value]
+def transformed_applies(context: ModuleContext, indexes: Sequence[int] | None = None
+                        ) -> list[TransformedApply]:
+    """Every Function.apply run under a transform called in the top-level statements at
+    ``indexes`` (default: the whole module)."""
+    return list(_Finder(context).run(indexes))
 
 
 class _Calls(cst.CSTVisitor):
@@ -126,9 +126,10 @@ class _Finder:
         self.resolver = FunctionResolver(context)
         self.support: dict[int, FunctionSupport | None] = {}
 
-    def run(self) -> Iterator[TransformedApply]:
+    def run(self, indexes: Sequence[int] | None) -> Iterator[TransformedApply]:
         consumed: set[int] = set()
-        for stmt, site in walk_statements(self.context.statements, self.context.scope):
+        for stmt, site in walk_statements(self.context.statements, self.context.scope,
+                                          indexes=indexes):
             visitor = _Calls()
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 continue

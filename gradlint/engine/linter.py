@@ -15,13 +15,13 @@ import libcst as cst
 
 from ..analysis import torch_api
 from ..analysis.block import BlockAnalysis
-from ..analysis.custom_ops import custom_ops
+from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, limit_search
 from ..analysis.facts import Evaluator
 from ..analysis.scopes import ModuleContext, default_dtype_of
-from ..analysis.source import NEWLINE, Block, ScannedSource, scan
+from ..analysis.source import NEWLINE, Block, ScannedSource, code_only, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
 from ..rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
-from ..rules.base import MENTIONS_TORCH_LIBRARY, Report, Rule
+from ..rules.base import Report, Rule
 from .blocks import BlockCache, ParsedBlock, fingerprint
 from .suppressions import is_suppressed, parse_suppressions, unused_codes, without_codes
 
@@ -121,6 +121,11 @@ def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO) -
         context.default_dtype = default_dtype_of([(e.module, b.text) for b, e in good], context)
     else:
         context.default_dtype = default_dtype
+    # custom ops are defined and registered only where the code mentions torch.library
+    limit_search(context, (index for (block, _), block_indexes in zip(good, indexes)
+                           if MENTIONS_TORCH_LIBRARY.search(block.text)
+                           and MENTIONS_TORCH_LIBRARY.search(code_only(block.text))
+                           for index in block_indexes) if MENTIONS_TORCH_LIBRARY.search(text) else ())
     context_key = fingerprint((tuple(entry.summary for _, entry in good), context.default_dtype))
     top_to_block = {id(stmt): position for position, (_, entry) in enumerate(good)
                     for stmt in entry.module.body}  # type: ignore[union-attr]

@@ -15,18 +15,17 @@ from typing import ClassVar, Iterator
 import libcst as cst
 
 from ..analysis.block import BlockAnalysis
+from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY  # noqa: F401  (for the rules)
 from ..analysis.scopes import Site
 from ..findings import Applicability, Severity
 
 
 MENTIONS_GRADCHECK = re.compile(r"gradcheck")
 DEFINES_BACKWARD = re.compile(r"\bdef\s+(?:backward|vjp)\b")
-# a module that may define custom operators (torch.library)
-MENTIONS_TORCH_LIBRARY = re.compile(
-    r"custom_op|triton_op|library|register_autograd|register_fake|impl_abstract")
 # a block that may call a torch.func transform
 MENTIONS_FUNC_TRANSFORM = re.compile(
-    r"vmap|jacrev|jacfwd|hessian|jvp|vjp|grad_and_value|linearize|functionalize|torch\.func|functorch")
+    r"\b(?:vmap|jacrev|jacfwd|hessian|jvp|vjp|grad_and_value|linearize|functionalize)\b"
+    r"|torch\.func|functorch")
 # substrings that must be present for the pattern to match (cheaper than the regex)
 _NEEDLES = {MENTIONS_GRADCHECK: ("gradcheck",), DEFINES_BACKWARD: ("backward", "vjp")}
 
