@@ -112,6 +112,7 @@ VALID_CALLS = {
     ("GL034", 0): f"scale({X}, 2.0, mode='b').sum().backward()",
     ("GL034", 1): f"mul({X}, alpha=2.0).sum().backward()",
     ("GL034", 2): f"sum_all([{X}, {X}], {X}).sum().backward()",
+    ("GL034", 3): f"conv({X}, {X}, 1, 2, 3).sum().backward()",
     ("GL035", 0): f"mul({X}, alpha=2.0).sum().backward()",
     ("GL035", 1): f"sin({X}).sum().backward()",
     ("GL036", 0): f"sin({X}, 2.0).sum().backward()",

@@ -129,6 +129,8 @@ def returned_values(value: cst.BaseExpression | None, function: cst.FunctionDef
         if any(isinstance(e, cst.StarredElement) for e in value.elements):
             return None
         return [e.value for e in value.elements]
+    if _tuple_arithmetic(value):
+        return _tuple_values(value)
     if _one_value(value, function):
         return [value]
     if isinstance(value, cst.Name):
@@ -140,9 +142,36 @@ def returned_values(value: cst.BaseExpression | None, function: cst.FunctionDef
     return None
 
 
+def _tuple_arithmetic(value: cst.BaseExpression) -> bool:
+    """``(a, b) + (None,) * 3`` and the like: tuples built with + and *."""
+    if isinstance(value, cst.Tuple):
+        return True
+    return isinstance(value, cst.BinaryOperation) and \
+        (_tuple_arithmetic(value.left) or _tuple_arithmetic(value.right))
+
+
+def _tuple_values(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The elements of a tuple built with + and * from literals; None when unknown."""
+    if isinstance(value, cst.Tuple):
+        if any(isinstance(e, cst.StarredElement) for e in value.elements):
+            return None
+        return [e.value for e in value.elements]
+    if not isinstance(value, cst.BinaryOperation):
+        return None
+    if isinstance(value.operator, cst.Add):
+        left, right = _tuple_values(value.left), _tuple_values(value.right)
+        return None if left is None or right is None else left + right
+    if isinstance(value.operator, cst.Multiply):
+        for tuple_part, count in ((value.left, value.right), (value.right, value.left)):
+            values = _tuple_values(tuple_part)
+            if values is not None and isinstance(count, cst.Integer):
+                return values * int(count.value)
+    return None
+
+
 def _one_value(value: cst.BaseExpression, function: cst.FunctionDef) -> bool:
     if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
-        return True
+        return not _tuple_arithmetic(value)
     if isinstance(value, cst.Name):
         if value.value == "None":
             return True

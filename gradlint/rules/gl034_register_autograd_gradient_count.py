@@ -117,6 +117,19 @@ class RegisterAutogradGradientCount(Rule):
 
             sum_all.register_autograd(backward, setup_context=setup_context)
             """, why="a list input gets a list of gradients"),
+        Valid("""
+            import torch
+
+            @torch.library.custom_op("mylib::conv", mutates_args=())
+            def conv(inp: torch.Tensor, weight: torch.Tensor, k: int, h: int, w: int) -> torch.Tensor:
+                return inp * weight * k * h * w
+
+            def backward(ctx, grad_output):
+                grad_inp = grad_weight = None
+                return (grad_inp, grad_weight) + (None,) * 3
+
+            torch.library.register_autograd("mylib::conv", backward)
+            """, why="real-world (torch-harmonics 0.9.3 disco_optimized.py): a tuple built with + and *"),
     ]
     INVALID = [
         Invalid(
