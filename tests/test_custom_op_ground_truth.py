@@ -231,3 +231,19 @@ def test_fixture_mistake_fails_and_twin_works(name):
     assert type(caught.value).__name__ == (kind if isinstance(kind, str) else kind.__name__), caught.value
     assert re.search(pattern, str(caught.value)), caught.value
     _run(_fixture("correct", name), twin_call)
+
+
+def test_torch_cusparselt_fake_bug():
+    """The GL037 error on torch's own sources is a real torch 2.13 bug: the fake of
+    semi_structured::cusparselt_mm fails whenever should_transpose_dense is False."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.sparse import semi_structured
+
+    semi_structured._ensure_cusparselt_mm_registered()
+    op = torch.ops.semi_structured.cusparselt_mm
+    with FakeTensorMode():
+        dense, packed = torch.empty(8, 16), torch.empty(64)
+        assert op(dense, packed, None, 8, 8, 8, False, 0, True).shape == (8, 8)
+        with pytest.raises(TypeError, match="missing 1 required positional argument: "
+                                            "'should_transpose_dense'"):
+            op(dense, packed, None, 8, 8, 8, False, 0, False)
