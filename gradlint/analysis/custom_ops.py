@@ -202,12 +202,19 @@ def _key(scope: Scope) -> int:
     return id(scope.node) if scope.node is not None else 0
 
 
+def _scopes_out(scope: Scope) -> Iterator[Scope]:
+    current: Scope | None = scope
+    while current is not None:
+        yield current
+        current = current.parent
+
+
 class _Finder:
     def __init__(self, context: ModuleContext, only: frozenset[int] | None = None):
         self.context = context
         self.only = only
         self.ops: list[CustomOp] = []
-        self.by_name: dict[str, CustomOp] = {}
+        self.by_name: dict[str, list[CustomOp]] = {}
         self.by_binding: dict[tuple[int, str], CustomOp] = {}
         self.libraries: dict[tuple[int, str], str] = {}  # (scope, name) -> namespace
         self.statements: list[tuple[cst.BaseStatement, Site]] = []
@@ -250,7 +257,7 @@ class _Finder:
     def _op_from_reference(self, expr: cst.BaseExpression, scope: Scope) -> CustomOp | None:
         if isinstance(expr, cst.SimpleString):
             value = expr.evaluated_value
-            return self.by_name.get(_op_name(value)) if isinstance(value, str) else None
+            return self.named(_op_name(value), scope) if isinstance(value, str) else None
         if isinstance(expr, cst.Name):
             owner = scope.binding_scope(expr.value)
             if owner is not None:
@@ -261,8 +268,19 @@ class _Finder:
         if name is not None and name.startswith("torch.ops."):
             parts = name.split(".")
             if len(parts) >= 4:
-                return self.by_name.get(f"{parts[2]}::{parts[3]}")
+                return self.named(f"{parts[2]}::{parts[3]}", scope)
         return None
+
+    def named(self, name: str | None, scope: Scope) -> CustomOp | None:
+        """The op called ``name`` that a registration in ``scope`` refers to. When several
+        ops share the name (test functions that each define "mylib::foo"), only one
+        defined in ``scope`` or a scope around it qualifies; otherwise None."""
+        candidates = self.by_name.get(name or "", [])
+        if len(candidates) == 1:
+            return candidates[0]
+        enclosing = {_key(s) for s in _scopes_out(scope)}
+        close = [op for op in candidates if _key(op.site.scope) in enclosing]
+        return close[-1] if close and len({_key(op.site.scope) for op in close}) == 1 else None
 
     def _library(self, expr: cst.BaseExpression, scope: Scope) -> str | None:
         if not isinstance(expr, cst.Name):
@@ -390,7 +408,7 @@ class _Finder:
     def _add(self, op: CustomOp, scope: Scope) -> None:
         self.ops.append(op)
         if op.name is not None:
-            self.by_name[op.name] = op
+            self.by_name.setdefault(op.name, []).append(op)
         if op.python_name is not None:
             self.by_binding[(_key(scope), op.python_name)] = op
 
@@ -444,7 +462,7 @@ class _Finder:
             # the deprecated impl(lib, "name", dispatch_key) form
             op_name = _string_value(call.args[1].value)
             namespace = self._library(first, scope)
-            return self.by_name.get(f"{namespace}::{_op_name(op_name)}") if op_name else None
+            return self.named(f"{namespace}::{_op_name(op_name)}", scope) if op_name else None
         return self._op_from_reference(first, scope)
 
     def _registration_call(self, call: cst.Call, site: Site) -> None:
@@ -484,7 +502,7 @@ class _Finder:
             arguments = [a for a in call.args if a.keyword is None]
             if namespace is not None and len(arguments) >= 2:
                 op_name = _string_value(arguments[0].value)
-                op = self.by_name.get(f"{namespace}::{_op_name(op_name)}") if op_name else None
+                op = self.named(f"{namespace}::{_op_name(op_name)}", scope) if op_name else None
                 if op is not None:
                     kind = "impl" if func.attr.value == "impl" else "fake"
                     self._add_registration(op, kind, arguments[1].value, call, site)

@@ -75,6 +75,28 @@ class FakeSignatureMismatch(Rule):
             def _(*args, **kwargs):
                 return torch.empty_like(args[0])
             """, why="positional names do not matter; a keyword-only one may be positional"),
+        Valid("""
+            import torch
+
+            def test_one():
+                @torch.library.custom_op("mylib::foo", mutates_args=())
+                def foo(x: torch.Tensor) -> torch.Tensor:
+                    return x.sin()
+
+                @torch.library.register_fake("mylib::foo")
+                def _(x):
+                    return torch.empty_like(x)
+
+            def test_two():
+                @torch.library.custom_op("mylib::foo", mutates_args=())
+                def foo(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+                    return x * y
+
+                @torch.library.register_fake("mylib::foo")
+                def _(x, y):
+                    return torch.empty_like(x)
+            """, why="tests that each define an op of the same name: a registration belongs to "
+                     "the op of its own scope"),
     ]
     INVALID = [
         Invalid(
