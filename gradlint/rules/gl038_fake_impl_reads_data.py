@@ -50,7 +50,9 @@ class FakeImplReadsData(Rule):
 
     - `.data_ptr()`: `RuntimeError: Cannot access data pointer of Tensor (e.g. FakeTensor,
       FunctionalTensor). If you're using torch.compile/export/fx, it is likely that we are
-      erroneously tracing into a custom kernel. ...`
+      erroneously tracing into a custom kernel. ...` under `torch.compile` (opcheck fails
+      `test_aot_dispatch_dynamic` with `Cannot call numel() on tensor with symbolic
+      sizes/strides`);
     - `.numpy()`: `RuntimeError: .numpy() is not supported for tensor subclasses.`
     - `.tolist()`: `PendingUnbackedSymbolNotFound: Pending unbacked symbols {...} not in
       returned outputs ...`
