@@ -96,3 +96,15 @@ def test_readme_custom_op_example_is_current(cli):
     shown = readme[start: readme.index("```", start)]
     result = cli("check", "scale_op.py", "--no-color", cwd=root / "tests/fixtures/custom_ops/mistakes")
     assert result.stdout == shown
+
+
+def test_lines_of_every_piece_for_the_runner():
+    from gradlint.engine.linter import view_module
+
+    text = OP.replace("SAVE", "ctx.save_for_backward(inputs[0])")
+    view = view_module(text, LintCache())
+    (op,) = custom_ops(view.context)
+    assert view.lines_of(op.function.node, op.function.site) == (5, 6)  # the def, not the decorator
+    assert view.lines_of(op.backward.function.node, op.backward.function.site) == (11, 13)
+    assert view.lines_of(op.setup_context.function.node, op.setup_context.function.site) == (8, 9)
+    assert view.lines_of(op.backward.node, op.backward.site) == (15, 15)  # the registration

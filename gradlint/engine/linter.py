@@ -17,7 +17,7 @@ from ..analysis import torch_api
 from ..analysis.block import BlockAnalysis
 from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, limit_search
 from ..analysis.facts import Evaluator
-from ..analysis.scopes import ModuleContext, default_dtype_of
+from ..analysis.scopes import ModuleContext, Site, default_dtype_of
 from ..analysis.source import NEWLINE, Block, ScannedSource, code_only, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
 from ..rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
@@ -90,6 +90,16 @@ class ModuleView:
                             found.add(position)
             self._lazy["custom_op_blocks"] = frozenset(found)
         return self._lazy["custom_op_blocks"]
+
+    def lines_of(self, node: cst.CSTNode, site: Site) -> tuple[int, int] | None:
+        """(first, last) 1-based file lines of ``node``, which sits in the statement at
+        ``site`` (any block): where a custom op's backward or fake is, for the runner."""
+        position = self.top_to_block.get(id(site.top_statement))
+        if position is None:
+            return None
+        block, entry = self.good[position]
+        span = entry.position(node)
+        return span.start.line + block.start_line - 1, span.end.line + block.start_line - 1
 
     def aliases_of(self, qualified: frozenset[str]) -> list[str]:
         """Module-level names bound to one of ``qualified`` (`from torch.func import grad`)."""
