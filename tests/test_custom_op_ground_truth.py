@@ -96,6 +96,10 @@ FAILS = {
     ("GL042", 0): (None, ValueError, r"No return type annotation was provided. Please add one"),
     ("GL042", 1): (None, ValueError, r"Return has unsupported type typing.Optional\[torch.Tensor\]"),
     ("GL043", 0): (None, NotImplementedError, r"custom_op with kwarg-only Tensor args"),
+    ("GL044", 0): (None, RuntimeError, r"Cannot register autograd formula for non-functional "
+                                       r"operator <CustomOpDef\(NS::sin_\)> with schema "
+                                       r"NS::sin_\(Tensor\(a0!\) x\) -> \(\)"),
+    ("GL044", 1): (None, RuntimeError, r"Cannot register autograd formula for non-functional operator"),
 }
 # what proves a fixed example works (the same call as above when not listed)
 FIXED_CALLS = {

@@ -392,7 +392,9 @@ class _Finder:
         if op.params is not None and op.mutates_args is not None and op.schema_node is None:
             listed = set(op.mutates_args.names or ())
             for param in op.params:
-                param.mutable = op.mutates_args.unknown or param.name in listed
+                # "unknown": torch marks every Tensor input as written
+                param.mutable = (op.mutates_args.unknown and param.is_tensor is not False) or \
+                    param.name in listed
         self._add(op, scope)
 
     def _define_op(self, call: cst.Call, site: Site, target: str | None, name: str | None,

@@ -28,6 +28,7 @@ from .gl040_function_under_vmap_without_vmap_rule import FunctionUnderVmapWithou
 from .gl041_function_under_forward_ad_without_jvp import FunctionUnderForwardAdWithoutJvp
 from .gl042_custom_op_return_annotation import CustomOpReturnAnnotation
 from .gl043_custom_op_keyword_only_tensor import CustomOpKeywordOnlyTensor
+from .gl044_register_autograd_non_functional_op import RegisterAutogradNonFunctionalOp
 
 SYNTAX_ERROR = SyntaxError_
 
@@ -56,6 +57,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     FunctionUnderForwardAdWithoutJvp,
     CustomOpReturnAnnotation,
     CustomOpKeywordOnlyTensor,
+    RegisterAutogradNonFunctionalOp,
 )
 UNUSED_SUPPRESSION = UnusedSuppression
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
