@@ -1,4 +1,4 @@
-"""What the custom-op and torch.func rules (GL030-GL043) cost: lint time of the same files
+"""What the custom-op and torch.func rules (GL030-GL049) cost: lint time of the same files
 with all rules and with those rules left out, measured in the same run.
 
     .venv/bin/python benchmarks/bench_custom_op_rules.py                # torch's own sources
@@ -65,7 +65,7 @@ def main() -> None:
           f"{args.repeat} passes each")
     for label, index in (("all files", 0), ("files the pre-check lets through", 1)):
         base, mine = sums["without"][index], sums["with"][index]
-        print(f"  {label}: without GL030-GL043 {base:.2f} s, with {mine:.2f} s, "
+        print(f"  {label}: without GL030-GL049 {base:.2f} s, with {mine:.2f} s, "
               f"ratio {mine / base if base else float('nan'):.3f}")
 
 
