@@ -1,6 +1,6 @@
 """What the custom-op and torch.func rules say is what torch 2.13 does.
 
-Every INVALID example of GL030-GL043 is run with torch: it fails the way the rule's docs
+Every INVALID example of GL030-GL044 is run with torch: it fails the way the rule's docs
 and message say (when the module is imported, or when the op is called, run through
 `opcheck` or differentiated), and its fixed version (for safe fixes) works. VALID examples
 run cleanly. (Tests may import torch; gradlint itself never does.)
