@@ -108,3 +108,15 @@ def test_lines_of_every_piece_for_the_runner():
     assert view.lines_of(op.backward.function.node, op.backward.function.site) == (11, 13)
     assert view.lines_of(op.setup_context.function.node, op.setup_context.function.site) == (8, 9)
     assert view.lines_of(op.backward.node, op.backward.site) == (15, 15)  # the registration
+
+
+def test_custom_op_under_another_name():
+    text = textwrap.dedent('''
+        import torch
+        from torch.library import custom_op as op_def
+
+        @op_def("mylib::f", mutates_args=())
+        def f(x) -> torch.Tensor:
+            return x.sin()
+    ''')
+    assert _codes(text) == [("GL030", 6)]

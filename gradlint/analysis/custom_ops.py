@@ -31,8 +31,20 @@ from .scopes import ModuleContext, Scope, Site, find_site, function_scope, walk_
 # Code that defines or registers custom ops mentions one of these (the `lib.impl(...)` and
 # `lib.define(...)` of a Library object included).
 MENTIONS_TORCH_LIBRARY = re.compile(
-    r"custom_op|triton_op|library|register_(?:autograd|fake|kernel|vmap)|impl_abstract"
-    r"|\.impl\(|\.define\(")
+    r"custom_op|triton_op|[Ll]ibrary|register_(?:autograd|fake|kernel|vmap)|impl_abstract"
+    r"|\bimpl\(|\bdefine\(")
+
+
+def library_aliases(context: ModuleContext) -> list[str]:
+    """Module-level names bound to torch.library's API under other names
+    (`from torch.library import custom_op as op`): code using them is relevant too."""
+    found = []
+    for name in context.scope.table.bindings:
+        qualified = context.resolve_name(name, context.scope) or ""
+        if qualified.startswith(("torch.library.", "torch._library.")) and \
+                not MENTIONS_TORCH_LIBRARY.search(name):
+            found.append(name)
+    return found
 
 CUSTOM_OP = frozenset({
     "torch.library.custom_op", "torch._library.custom_ops.custom_op",

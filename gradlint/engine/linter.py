@@ -7,6 +7,7 @@ re-parsed nor re-analysed.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
@@ -15,7 +16,7 @@ import libcst as cst
 
 from ..analysis import torch_api
 from ..analysis.block import BlockAnalysis
-from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, limit_search
+from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, library_aliases, limit_search
 from ..analysis.facts import Evaluator
 from ..analysis.scopes import ModuleContext, Site, default_dtype_of
 from ..analysis.source import NEWLINE, Block, ScannedSource, code_only, scan
@@ -132,10 +133,7 @@ def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO) -
     else:
         context.default_dtype = default_dtype
     # custom ops are defined and registered only where the code mentions torch.library
-    limit_search(context, (index for (block, _), block_indexes in zip(good, indexes)
-                           if MENTIONS_TORCH_LIBRARY.search(block.text)
-                           and MENTIONS_TORCH_LIBRARY.search(code_only(block.text))
-                           for index in block_indexes) if MENTIONS_TORCH_LIBRARY.search(text) else ())
+    limit_search(context, _library_statements(text, good, indexes, context))
     context_key = fingerprint((tuple(entry.summary for _, entry in good), context.default_dtype))
     top_to_block = {id(stmt): position for position, (_, entry) in enumerate(good)
                     for stmt in entry.module.body}  # type: ignore[union-attr]
@@ -290,6 +288,23 @@ def _may_fire(rule: Rule, text: str, aliases: Iterable[str]) -> bool:
     if rule.requires is None or rule.may_match(text):
         return True
     return rule.requires_gradcheck_aliases and any(alias in text for alias in aliases)
+
+
+def _library_statements(text: str, good: Sequence[tuple[Block, ParsedBlock]],
+                        indexes: Sequence[range], context: ModuleContext) -> list[int]:
+    """Positions of the top-level statements whose code mentions torch.library (or a
+    module-level alias of its API)."""
+    if not MENTIONS_TORCH_LIBRARY.search(text):
+        return []
+    aliases = library_aliases(context)
+    alias = re.compile(r"\b(?:" + "|".join(map(re.escape, aliases)) + r")\b") if aliases else None
+    found = []
+    for (block, _), block_indexes in zip(good, indexes):
+        if MENTIONS_TORCH_LIBRARY.search(block.text) or (alias and alias.search(block.text)):
+            code = code_only(block.text)
+            if MENTIONS_TORCH_LIBRARY.search(code) or (alias and alias.search(code)):
+                found.extend(block_indexes)
+    return found
 
 
 def _may_fire_across_blocks(rule: Rule, position: int, block_text: str, view: ModuleView,
