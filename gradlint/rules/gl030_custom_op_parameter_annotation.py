@@ -75,6 +75,7 @@ class CustomOpParameterAnnotation(Rule):
     severity = Severity.ERROR
     summary = "a custom_op parameter without an annotation, or with one infer_schema rejects"
     requires = MENTIONS_TORCH_LIBRARY
+    requires_in_code = True
     requires_custom_op_parts = True
 
     VALID = [

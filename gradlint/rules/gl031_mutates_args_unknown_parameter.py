@@ -59,6 +59,7 @@ class MutatesArgsUnknownParameter(Rule):
     severity = Severity.ERROR
     summary = "mutates_args names something that is not a Tensor parameter of the custom op"
     requires = MENTIONS_TORCH_LIBRARY
+    requires_in_code = True
     requires_custom_op_parts = True
 
     VALID = [

@@ -61,6 +61,7 @@ class UnlistedMutation(Rule):
     severity = Severity.ERROR
     summary = "a custom op writes to an input that mutates_args (or its schema) does not list"
     requires = MENTIONS_TORCH_LIBRARY
+    requires_in_code = True
     requires_custom_op_parts = True
 
     VALID = [

@@ -65,6 +65,7 @@ class CustomOpReturnsInputAlias(Rule):
     severity = Severity.ERROR
     summary = "a custom op returns one of its inputs, or a view of one"
     requires = MENTIONS_TORCH_LIBRARY
+    requires_in_code = True
     requires_custom_op_parts = True
 
     VALID = [

@@ -69,6 +69,7 @@ class RegisterAutogradGradientCount(Rule):
     severity = Severity.ERROR
     summary = "a backward registered for a custom op returns the wrong number of gradients"
     requires = MENTIONS_TORCH_LIBRARY
+    requires_in_code = True
     requires_custom_op_parts = True
 
     VALID = [

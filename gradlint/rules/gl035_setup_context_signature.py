@@ -51,6 +51,7 @@ class SetupContextSignature(Rule):
     severity = Severity.ERROR
     summary = "a custom op's setup_context does not take (ctx, inputs, output)"
     requires = MENTIONS_TORCH_LIBRARY
+    requires_in_code = True
     requires_custom_op_parts = True
 
     VALID = [

@@ -77,6 +77,7 @@ class CustomOpBackwardUsesUnsavedTensor(Rule):
     severity = Severity.ERROR
     summary = "a custom op's backward reads from ctx what setup_context never saved"
     requires = MENTIONS_TORCH_LIBRARY
+    requires_in_code = True
     requires_custom_op_parts = True
 
     VALID = [

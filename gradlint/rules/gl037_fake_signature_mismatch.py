@@ -57,6 +57,7 @@ class FakeSignatureMismatch(Rule):
     severity = Severity.ERROR
     summary = "a custom op's fake implementation does not accept the op's arguments"
     requires = MENTIONS_TORCH_LIBRARY
+    requires_in_code = True
     requires_custom_op_parts = True
 
     VALID = [

@@ -87,6 +87,7 @@ class FakeImplReadsData(Rule):
     severity = Severity.ERROR
     summary = "a custom op's fake implementation reads tensor data that fake tensors lack"
     requires = MENTIONS_TORCH_LIBRARY
+    requires_in_code = True
     requires_custom_op_parts = True
 
     VALID = [

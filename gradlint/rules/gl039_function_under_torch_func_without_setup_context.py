@@ -76,6 +76,7 @@ class FunctionUnderTorchFuncWithoutSetupContext(Rule):
     severity = Severity.ERROR
     summary = "an old-style autograd.Function (forward takes ctx) runs under a torch.func transform"
     requires = MENTIONS_FUNC_TRANSFORM
+    requires_in_code = True
     requires_aliases_of = TRANSFORM_NAMES
 
     VALID = [

@@ -66,6 +66,7 @@ class FunctionUnderVmapWithoutVmapRule(Rule):
     severity = Severity.ERROR
     summary = "an autograd.Function without a vmap rule runs under vmap (or jacfwd, hessian)"
     requires = MENTIONS_FUNC_TRANSFORM
+    requires_in_code = True
     requires_aliases_of = TRANSFORM_NAMES
 
     VALID = [

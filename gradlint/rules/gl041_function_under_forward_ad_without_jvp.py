@@ -68,6 +68,7 @@ class FunctionUnderForwardAdWithoutJvp(Rule):
     severity = Severity.ERROR
     summary = "an autograd.Function without a jvp staticmethod runs under jvp, jacfwd or hessian"
     requires = MENTIONS_FUNC_TRANSFORM
+    requires_in_code = True
     requires_aliases_of = TRANSFORM_NAMES
 
     VALID = [

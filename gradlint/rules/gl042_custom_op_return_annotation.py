@@ -49,6 +49,7 @@ class CustomOpReturnAnnotation(Rule):
     severity = Severity.ERROR
     summary = "a custom_op function without a return annotation, or with one torch rejects"
     requires = MENTIONS_TORCH_LIBRARY
+    requires_in_code = True
     requires_custom_op_parts = True
 
     VALID = [

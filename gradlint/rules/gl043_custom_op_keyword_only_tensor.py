@@ -47,6 +47,7 @@ class CustomOpKeywordOnlyTensor(Rule):
     severity = Severity.ERROR
     summary = "a custom_op has a keyword-only Tensor parameter, which torch does not support"
     requires = MENTIONS_TORCH_LIBRARY
+    requires_in_code = True
     requires_custom_op_parts = True
 
     VALID = [

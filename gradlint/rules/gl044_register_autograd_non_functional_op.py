@@ -50,6 +50,7 @@ class RegisterAutogradNonFunctionalOp(Rule):
     severity = Severity.ERROR
     summary = "register_autograd on a custom op that mutates an input or returns nothing"
     requires = MENTIONS_TORCH_LIBRARY
+    requires_in_code = True
     requires_custom_op_parts = True
 
     VALID = [
