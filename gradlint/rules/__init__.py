@@ -13,6 +13,22 @@ from .gl006_invalid_inputs_declaration import InvalidInputsDeclaration
 from .gl007_gradcheck_is_not_a_module import GradcheckIsNotAModule
 from .gl008_backward_gradient_order import BackwardGradientOrder
 from .gl009_unused_suppression import UnusedSuppression
+from .gl030_custom_op_parameter_annotation import CustomOpParameterAnnotation
+from .gl031_mutates_args_unknown_parameter import MutatesArgsUnknownParameter
+from .gl032_unlisted_mutation import UnlistedMutation
+from .gl033_custom_op_returns_input_alias import CustomOpReturnsInputAlias
+from .gl034_register_autograd_gradient_count import RegisterAutogradGradientCount
+from .gl035_setup_context_signature import SetupContextSignature
+from .gl036_custom_op_backward_uses_unsaved_tensor import CustomOpBackwardUsesUnsavedTensor
+from .gl037_fake_signature_mismatch import FakeSignatureMismatch
+from .gl038_fake_impl_reads_data import FakeImplReadsData
+from .gl039_function_under_torch_func_without_setup_context import (
+    FunctionUnderTorchFuncWithoutSetupContext)
+from .gl040_function_under_vmap_without_vmap_rule import FunctionUnderVmapWithoutVmapRule
+from .gl041_function_under_forward_ad_without_jvp import FunctionUnderForwardAdWithoutJvp
+from .gl042_custom_op_return_annotation import CustomOpReturnAnnotation
+from .gl043_custom_op_keyword_only_tensor import CustomOpKeywordOnlyTensor
+from .gl044_register_autograd_non_functional_op import RegisterAutogradNonFunctionalOp
 
 SYNTAX_ERROR = SyntaxError_
 
@@ -27,6 +43,21 @@ ALL_RULES: tuple[type[Rule], ...] = (
     GradcheckIsNotAModule,
     BackwardGradientOrder,
     UnusedSuppression,
+    CustomOpParameterAnnotation,
+    MutatesArgsUnknownParameter,
+    UnlistedMutation,
+    CustomOpReturnsInputAlias,
+    RegisterAutogradGradientCount,
+    SetupContextSignature,
+    CustomOpBackwardUsesUnsavedTensor,
+    FakeSignatureMismatch,
+    FakeImplReadsData,
+    FunctionUnderTorchFuncWithoutSetupContext,
+    FunctionUnderVmapWithoutVmapRule,
+    FunctionUnderForwardAdWithoutJvp,
+    CustomOpReturnAnnotation,
+    CustomOpKeywordOnlyTensor,
+    RegisterAutogradNonFunctionalOp,
 )
 UNUSED_SUPPRESSION = UnusedSuppression
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
