@@ -8,6 +8,7 @@ from typing import Sequence
 import libcst as cst
 
 from .autograd_functions import AutogradFunction, find_autograd_functions
+from .checked_code import CheckedCode, FunctionIndex, checked_code
 from .facts import Evaluator
 from .gradcheck_calls import GradcheckCall, find_gradcheck_calls, may_call_gradcheck
 from .scopes import ModuleContext
@@ -35,3 +36,15 @@ class BlockAnalysis:
     @cached_property
     def autograd_functions(self) -> list[AutogradFunction]:
         return list(find_autograd_functions(self.context.statements, self.indexes, self.context))
+
+    @cached_property
+    def function_index(self) -> FunctionIndex:
+        return FunctionIndex(self.context)
+
+    def checked_code(self, call: GradcheckCall) -> CheckedCode | None:
+        """What ``call`` checks (shared by the rules that ask)."""
+        cache = self.__dict__.setdefault("_checked_code", {})
+        key = id(call.node)
+        if key not in cache:
+            cache[key] = checked_code(call, self.function_index)
+        return cache[key]

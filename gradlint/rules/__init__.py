@@ -13,6 +13,12 @@ from .gl006_invalid_inputs_declaration import InvalidInputsDeclaration
 from .gl007_gradcheck_is_not_a_module import GradcheckIsNotAModule
 from .gl008_backward_gradient_order import BackwardGradientOrder
 from .gl009_unused_suppression import UnusedSuppression
+from .gl017_gradcheck_result_discarded import GradcheckResultDiscarded
+from .gl019_uninitialized_or_kink_input import UninitializedOrKinkInput
+from .gl020_forward_ad_without_jvp import ForwardAdWithoutJvp
+from .gl024_same_tensor_twice_in_inputs import SameTensorTwiceInInputs
+from .gl025_deprecated_gradcheck_option import DeprecatedGradcheckOption
+from .gl029_expanded_gradcheck_input import ExpandedGradcheckInput
 
 SYNTAX_ERROR = SyntaxError_
 
@@ -27,6 +33,12 @@ ALL_RULES: tuple[type[Rule], ...] = (
     GradcheckIsNotAModule,
     BackwardGradientOrder,
     UnusedSuppression,
+    GradcheckResultDiscarded,
+    UninitializedOrKinkInput,
+    ForwardAdWithoutJvp,
+    SameTensorTwiceInInputs,
+    DeprecatedGradcheckOption,
+    ExpandedGradcheckInput,
 )
 UNUSED_SUPPRESSION = UnusedSuppression
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
