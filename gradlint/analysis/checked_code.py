@@ -199,3 +199,102 @@ def calls_in(body: Sequence[cst.CSTNode]) -> list[cst.Call]:
     for node in body:
         node.visit(visitor)
     return visitor.calls
+
+
+@dataclass(frozen=True)
+class Region:
+    """Part of the checked code: the lambda/def body, or the forward of an applied
+    Function; ``statements`` are nodes to visit, ``scope`` is where their names live."""
+
+    body: tuple[cst.CSTNode, ...]
+    scope: Scope
+    function: AutogradFunction | None  # the Function whose method this is
+
+
+def regions(code: CheckedCode, method: str = "forward") -> list[Region]:
+    """The checked code's own body and ``method`` of each Function it applies."""
+    found = []
+    if code.scope is not None:
+        found.append(Region(tuple(code.body), code.scope, None))
+    for function in code.functions:
+        body = getattr(function, method)
+        if body is not None:
+            found.append(Region(tuple(body.scope.statements), body.scope, function))
+    return found
+
+
+@dataclass(frozen=True)
+class CallInContext:
+    call: cst.Call
+    conditional: bool  # inside an `if`, a conditional expression or an `assert`
+
+
+class _CallsInContext(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[CallInContext] = []
+        self._conditional = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        if isinstance(node, cst.Call):
+            self.found.append(CallInContext(node, self._conditional > 0))
+        if isinstance(node, (cst.If, cst.IfExp, cst.Assert, cst.While)):
+            self._conditional += 1
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, (cst.If, cst.IfExp, cst.Assert, cst.While)):
+            self._conditional -= 1
+
+
+def calls_with_context(body: Sequence[cst.CSTNode]) -> list[CallInContext]:
+    visitor = _CallsInContext()
+    for node in body:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        node.visit(visitor)
+    return visitor.found
+
+
+@dataclass(frozen=True)
+class InputTarget:
+    """The parameter an input binds to, in a body of the checked code."""
+
+    param: str
+    region: Region
+
+
+def input_targets(code: CheckedCode, index: int) -> list[InputTarget]:
+    """Where input ``index`` arrives: the lambda/def parameter, and (one hop further) the
+    ``forward`` parameter of a Function the body applies to that parameter unchanged;
+    for ``MyFn.apply``, the ``forward`` parameter. Rebound parameters are left out."""
+    found: list[InputTarget] = []
+    if code.params is not None and code.scope is not None:
+        if index >= len(code.params):
+            return []
+        param = code.params[index]
+        found.append(InputTarget(param, Region(tuple(code.body), code.scope, None)))
+        for applied in code.applied:
+            if applied.call is None:
+                continue
+            for position, arg in enumerate(applied.call.args):
+                if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name) and \
+                        arg.value.value == param:
+                    found.extend(_forward_target(applied.function, position))
+    elif code.direct is not None:
+        found.extend(_forward_target(code.direct, index))
+    return [t for t in found if not _rebound(t.region.scope, t.param)]
+
+
+def _forward_target(function: AutogradFunction, position: int) -> list[InputTarget]:
+    signature = function.forward_inputs()
+    forward = function.forward
+    if signature is None or forward is None or position >= len(signature[0]):
+        return []
+    region = Region(tuple(forward.scope.statements), forward.scope, function)
+    return [InputTarget(signature[0][position].name.value, region)]
+
+
+def _rebound(scope: Scope, name: str) -> bool:
+    return any(b.kind is not BindingKind.PARAM for b in scope.table.bindings.get(name, []))

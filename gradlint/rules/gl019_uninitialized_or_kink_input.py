@@ -6,10 +6,9 @@ import libcst as cst
 
 from ..analysis import torch_ops
 from ..analysis.block import BlockAnalysis
-from ..analysis.checked_code import CheckedCode, calls_in
+from ..analysis.checked_code import CheckedCode, calls_in, input_targets
 from ..analysis.facts import TensorFact
 from ..analysis.gradcheck_calls import GradcheckCall, InputElement, input_elements
-from ..analysis.names import BindingKind
 from ..analysis.origins import ValueOrigin, value_origin
 from ..analysis.scopes import ModuleContext, Scope
 from ..findings import Applicability, Severity
@@ -249,40 +248,11 @@ def _kink(block: BlockAnalysis, call: GradcheckCall, element: InputElement,
 
 def _kink_use(context: ModuleContext, code: CheckedCode, index: int) -> cst.Call | None:
     """A kink op applied directly to the parameter that input ``index`` binds to."""
-    targets: list[tuple[str, list[cst.CSTNode], Scope]] = []
-    if code.params is not None and code.scope is not None:
-        if index < len(code.params):
-            targets.append((code.params[index], code.body, code.scope))
-            # one hop: `lambda t: MyFn.apply(t)` hands the input to MyFn's forward
-            for applied in code.applied:
-                if applied.call is None:
-                    continue
-                for position, arg in enumerate(applied.call.args):
-                    if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name) and \
-                            arg.value.value == code.params[index]:
-                        targets.extend(_forward_target(applied.function, position))
-    elif code.direct is not None:
-        targets.extend(_forward_target(code.direct, index))
-    for name, body, scope in targets:
-        if _rebound(scope, name):
-            continue
-        for found in calls_in(body):
-            if _is_kink(context, found, name, scope):
+    for target in input_targets(code, index):
+        for found in calls_in(target.region.body):
+            if _is_kink(context, found, target.param, target.region.scope):
                 return found
     return None
-
-
-def _forward_target(function, position: int) -> list:
-    signature = function.forward_inputs()
-    forward = function.forward
-    if signature is None or forward is None or position >= len(signature[0]):
-        return []
-    return [(signature[0][position].name.value, list(forward.scope.statements), forward.scope)]
-
-
-def _rebound(scope: Scope, name: str) -> bool:
-    bindings = scope.table.bindings.get(name, [])
-    return any(b.kind is not BindingKind.PARAM for b in bindings)
 
 
 def _is_kink(context: ModuleContext, call: cst.Call, name: str, scope: Scope) -> bool:
