@@ -70,3 +70,24 @@ ACCUMULATING_FUNCTIONS = frozenset({"torch.index_add", "torch.scatter_add", "tor
 
 # Casts to a dtype with less precision than float64.
 LOW_PRECISION_CASTS = {"float": "float32", "half": "float16", "bfloat16": "bfloat16"}
+
+# Tensor methods (and torch functions of the same name) whose result is one tensor.
+TENSOR_RESULT = frozenset("""
+clone contiguous detach mul div add sub neg mm bmm matmul mv sum mean prod view view_as reshape
+reshape_as expand expand_as t transpose permute unsqueeze squeeze flatten masked_fill
+masked_scatter index_select gather scatter scatter_add index_add pow exp log sqrt rsqrt abs
+sign sigmoid tanh relu clamp clamp_min clamp_max to type_as double float half bfloat16
+new_zeros new_ones new_full new_empty zeros_like ones_like full_like empty_like rand_like
+randn_like cat stack outer einsum conj real imag narrow select roll flip repeat
+repeat_interleave tile tril triu diag diag_embed diagonal cumsum cumprod softmax log_softmax
+addmm addcmul addcdiv lerp reciprocal square where exp2 expm1 log1p erf erfinv sin cos tan
+atan2 norm logsumexp amax amin argmax argmin bincount index_put masked_select nonzero_static
+zeros ones empty full arange linspace tensor as_tensor from_numpy baddbmm einsum bmm
+""".split())
+# Reading these from a tensor kept on ctx needs only its metadata, not its values.
+METADATA = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "size",
+                      "dim", "numel", "stride", "is_contiguous", "element_size", "layout"})
+ALLOCATIONS = frozenset(f"torch.{name}" for name in (
+    "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
+    "empty_strided",
+)) | frozenset({"new_empty", "new_zeros", "new_ones", "new_full"})

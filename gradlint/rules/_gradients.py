@@ -43,3 +43,18 @@ def certainly_not_none(expr: cst.BaseExpression, method: Method, depth: int = 0)
             b.kind is BindingKind.ASSIGN and b.value is not None and
             certainly_not_none(b.value, method, depth + 1) for b in bindings)
     return False
+
+
+def differentiable_inputs(function: AutogradFunction) -> dict[str, int]:
+    """Forward parameters (by name, with their position) that backward returns a
+    gradient for, and that forward never rebinds: certainly tensors."""
+    signature = function.forward_inputs()
+    forward = function.forward
+    if signature is None or forward is None:
+        return {}
+    found = {}
+    for position, param in enumerate(signature[0]):
+        name = param.name.value
+        if len(forward.scope.table.bindings.get(name, [])) == 1 and gets_gradient(function, position):
+            found[name] = position
+    return found
