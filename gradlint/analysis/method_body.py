@@ -100,6 +100,8 @@ class _CtxReads(cst.CSTVisitor):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, cst.Attribute) and is_name(node.value, self.ctx):
             parent = self._parents[-1] if self._parents else None
+            if isinstance(parent, cst.Arg) and len(self._parents) > 1:
+                parent = self._parents[-2]  # an argument: its call is what matters
             self.reads.append((node.attr.value, node, parent))
         self._parents.append(node)
         return not isinstance(node, cst.AssignTarget)  # stores are not reads
@@ -109,7 +111,8 @@ class _CtxReads(cst.CSTVisitor):
 
 
 def ctx_reads(method: Method) -> list[tuple[str, cst.Attribute, cst.CSTNode | None]]:
-    """(attribute, node, parent node) for each ``ctx.<attr>`` read in the method."""
+    """(attribute, node, parent node) for each ``ctx.<attr>`` read in the method (the
+    parent of an argument is its call)."""
     ctx = method.context_name
     if ctx is None:
         return []

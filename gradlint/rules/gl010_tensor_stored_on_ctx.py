@@ -128,6 +128,63 @@ class TensorStoredOnCtx(Rule):
                 def backward(ctx, g):
                     return None, None
             """, why="index gets no gradient: it may not be a tensor at all"),
+        Valid("""
+            import torch
+            class MatMul4Bit(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, A, B, bias=None):
+                    ctx.is_empty = A.numel() == 0
+                    if ctx.is_empty:
+                        ctx.A, ctx.B, ctx.bias = A, B, bias
+                        return torch.empty(A.shape[:-1] + B.shape[1:], dtype=A.dtype)
+                    ctx.save_for_backward(A, B)
+                    return A @ B + bias
+
+                @staticmethod
+                def backward(ctx, g):
+                    if ctx.is_empty:
+                        bias_grad = None if ctx.bias is None else torch.zeros_like(ctx.bias)
+                        return torch.zeros_like(ctx.A), torch.zeros_like(ctx.B), bias_grad
+                    A, B = ctx.saved_tensors
+                    return g @ B.t(), A.t() @ g, g.sum(0)
+            """, why="real-world (bitsandbytes): zeros_like and `is None` read only metadata"),
+        Valid("""
+            import torch
+            class EnsembleEnergy(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, aev, outputs):
+                    ctx.aev = aev
+                    ctx.outputs = outputs
+                    return torch.sum(outputs, 0, True)
+
+                @staticmethod
+                def backward(ctx, grad_o):
+                    aev = ctx.aev
+                    aev_grad = torch.zeros_like(aev)
+                    return aev_grad, None
+            """, why="real-world (torchani): a local copy of the attribute used only for zeros_like"),
+        Valid("""
+            import torch
+            class Rotary(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, cos, sin, seqlen_offsets: int | torch.Tensor = 0):
+                    if isinstance(seqlen_offsets, int):
+                        ctx.save_for_backward(cos, sin)
+                        ctx.seqlen_offsets = seqlen_offsets
+                    else:
+                        ctx.save_for_backward(cos, sin, seqlen_offsets)
+                        ctx.seqlen_offsets = None
+                    return rotate(x, cos, sin, seqlen_offsets)
+
+                @staticmethod
+                def backward(ctx, do):
+                    seqlen_offsets = ctx.seqlen_offsets
+                    if seqlen_offsets is None:
+                        cos, sin, seqlen_offsets = ctx.saved_tensors
+                    else:
+                        cos, sin = ctx.saved_tensors
+                    return rotate(do, cos, sin, seqlen_offsets), None, None, None
+            """, why="real-world (fla): the int case goes on ctx, the tensor case is saved"),
     ]
     INVALID = [
         Invalid(
@@ -202,12 +259,15 @@ class TensorStoredOnCtx(Rule):
             inputs = differentiable_inputs(function)
             outputs = returned_names(forward) or set()
             tensors = _tensor_names(block.context, forward, set(inputs))
+            params = {p.name.value for p in forward.params}
             for store in ctx_stores(forward):
                 if store.attr not in value_reads or not isinstance(store.value, cst.Name):
                     continue
                 name = store.value.value
                 if name in inputs:
                     kind = "input"
+                elif name in params:
+                    continue  # an input backward gives no gradient: maybe not a tensor
                 elif name in outputs and name in tensors:
                     kind = "output"
                 elif name in tensors:
@@ -237,17 +297,74 @@ def _report(store: CtxStore, name: str, kind: str) -> Report:
 
 
 def _value_reads(function: AutogradFunction) -> set[str]:
-    """ctx attributes that backward (or jvp) reads for more than their metadata."""
+    """ctx attributes that backward reads for more than their metadata (`.shape`,
+    `.dtype`, `torch.zeros_like(...)`, `is None`), directly or through a local name."""
+    backward = function.backward
+    if backward is None:
+        return set()
     found: set[str] = set()
-    for method in (function.backward,):
-        if method is None:
+    aliases: dict[str, set[str]] = {}
+    for attr, node, parent in ctx_reads(backward):
+        if _metadata_use(parent, node):
             continue
-        for attr, node, parent in ctx_reads(method):
-            if isinstance(parent, cst.Attribute) and parent.value is node and \
-                    parent.attr.value in torch_ops.METADATA:
-                continue
-            found.add(attr)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and \
+                isinstance(parent.targets[0].target, cst.Name) and parent.value is node:
+            aliases.setdefault(parent.targets[0].target.value, set()).add(attr)
+            continue
+        found.add(attr)
+    for name, attrs in aliases.items():
+        if len(backward.scope.table.bindings.get(name, [])) != 1 or \
+                not all(_metadata_use(parent, node) for node, parent in _name_uses(backward, name)):
+            found |= attrs
     return found
+
+
+def _metadata_use(parent: cst.CSTNode | None, node: cst.CSTNode) -> bool:
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        return parent.attr.value in torch_ops.METADATA
+    if isinstance(parent, cst.Comparison) and parent.left is node and all(
+            isinstance(c.operator, (cst.Is, cst.IsNot)) for c in parent.comparisons):
+        return True
+    if isinstance(parent, cst.Call) and _like_call(parent) and parent.args and \
+            parent.args[0].value is node:
+        return True
+    return False
+
+
+def _like_call(call: cst.Call) -> bool:
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else \
+        func.value if isinstance(func, cst.Name) else ""
+    return name in ("zeros_like", "ones_like", "empty_like", "full_like")
+
+
+class _Uses(cst.CSTVisitor):
+    """Uses of a name with their parent node (an argument's parent is its call)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.found: list[tuple[cst.Name, cst.CSTNode | None]] = []
+        self._parents: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        parent = self._parents[-1] if self._parents else None
+        if isinstance(node, cst.Name) and node.value == self.name and \
+                not (isinstance(parent, cst.Attribute) and parent.attr is node):
+            if isinstance(parent, cst.Arg) and len(self._parents) > 1:
+                parent = self._parents[-2]
+            self.found.append((node, parent))
+        self._parents.append(node)
+        return not isinstance(node, cst.AssignTarget)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._parents.pop()
+
+
+def _name_uses(method: Method, name: str) -> list[tuple[cst.Name, cst.CSTNode | None]]:
+    visitor = _Uses(name)
+    for stmt in method.scope.statements:
+        stmt.visit(visitor)
+    return visitor.found
 
 
 def _tensor_names(context: ModuleContext, forward: Method, known: set[str]) -> set[str]:

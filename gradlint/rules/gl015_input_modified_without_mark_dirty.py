@@ -105,6 +105,22 @@ class InputModifiedWithoutMarkDirty(Rule):
                 def backward(ctx, g):
                     return g * 2
             """, why="a copy is modified"),
+        Valid("""
+            import torch
+            class Resize(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, tensor, sizes):
+                    ctx.input_sizes = tensor.size()
+                    if tensor.is_quantized:
+                        tensor.copy_(tensor)
+                        return tensor.contiguous().view(*sizes)
+                    return tensor.contiguous().view(*sizes)
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    return grad_output.contiguous().view(ctx.input_sizes), None
+            """, why="real-world (torch.autograd._functions.tensor.Resize): a self-copy changes "
+                     "no value"),
     ]
     INVALID = [
         Invalid(
@@ -145,6 +161,31 @@ class InputModifiedWithoutMarkDirty(Rule):
                     "modified; an input another op saved makes backward raise \"modified by an "
                     "inplace operation\")",
         ),
+        Invalid(
+            # real-world: fairscale 0.4.13 (from Megatron-LM) shifts the caller's logits in place
+            """
+            import torch
+            class _VocabParallelCrossEntropy(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, vocab_parallel_logits, target):
+                    logits_max = torch.max(vocab_parallel_logits, dim=-1)[0]
+                    vocab_parallel_logits.sub_(logits_max.unsqueeze(dim=-1))
+                    exp_logits = vocab_parallel_logits.exp()
+                    softmax = exp_logits / exp_logits.sum(dim=-1, keepdim=True)
+                    ctx.save_for_backward(softmax, target)
+                    return torch.log(exp_logits.sum(dim=-1)) - vocab_parallel_logits.gather(-1, target)
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    softmax, target = ctx.saved_tensors
+                    return softmax * grad_output.unsqueeze(-1), None
+            """,
+            message="forward modifies its input `vocab_parallel_logits` in place "
+                    "(`vocab_parallel_logits.sub_(logits_max.u…`) without "
+                    "ctx.mark_dirty(vocab_parallel_logits): autograd does not know it changed (a leaf "
+                    "is silently modified; an input another op saved makes backward raise \"modified "
+                    "by an inplace operation\")",
+        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
@@ -165,7 +206,7 @@ class InputModifiedWithoutMarkDirty(Rule):
             reported: set[str] = set()
             for mutation in mutations(forward):
                 name = mutation.name
-                if name not in inputs or name in dirty or name in reported:
+                if name not in inputs or name in dirty or name in reported or _self_copy(mutation):
                     continue
                 reported.add(name)
                 shown = _shown(block, mutation)
@@ -174,6 +215,14 @@ class InputModifiedWithoutMarkDirty(Rule):
                            f"silently modified; an input another op saved makes backward raise "
                            f"\"modified by an inplace operation\")")
                 yield Report(mutation.node, message, mutation.site)
+
+
+def _self_copy(mutation: Mutation) -> bool:
+    """``x.copy_(x)`` changes no value."""
+    node = mutation.node
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+        node.func.attr.value == "copy_" and len(node.args) >= 1 and \
+        isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == mutation.name
 
 
 def _shown(block: BlockAnalysis, mutation: Mutation) -> str:

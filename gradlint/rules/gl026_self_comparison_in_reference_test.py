@@ -26,12 +26,13 @@ _TENSOR_METHODS = frozenset({"allclose", "equal", "isclose"})
 
 class SelfComparisonInReferenceTest(Rule):
     """## What it does
-    Checks comparisons that compare a value with itself: `torch.allclose(x.grad,
-    x.grad)`, `assert_close(a, a)`, `self.assertEqual(g, g)`, `x.grad.allclose(x.grad)`;
-    and comparisons of `ref = x.grad` (not a copy) with `x.grad` after a later
-    `.backward()` into the same leaf. Only side-effect-free operands (names,
-    attributes, constant subscripts) are compared; `allclose(f(x), f(x))` (a
-    determinism check) is fine.
+    Checks test assertions that compare a value with itself: `assert
+    torch.allclose(x.grad, x.grad)`, `assert_close(a, a)`, `self.assertEqual(g, g)`,
+    `self.assertTrue(x.grad.allclose(x.grad))`; and assertions comparing `ref = x.grad`
+    (not a copy) with `x.grad` after a later `.backward()` into the same leaf. Only
+    side-effect-free operands (names, attributes, constant subscripts) are compared:
+    `allclose(f(x), f(x))` (a determinism check) is fine, and so is `torch.equal(x, x)`
+    in a condition (the NaN check idiom: it is False only when `x` holds a NaN).
 
     ## Why is this bad?
     The comparison is true whatever the implementation does. The shared-leaf form is
@@ -95,6 +96,25 @@ class SelfComparisonInReferenceTest(Rule):
                 ref = x.grad.clone()
                 torch.testing.assert_close(ref, x.grad)
             """, why="no second backward"),
+        Valid("""
+            import torch
+            def assert_all_close(tensor1, tensor2):
+                if torch.allclose(tensor1, tensor2):
+                    return True
+                if not torch.equal(tensor1, tensor1):
+                    raise AssertionError("tensor1 contains NaNs")
+            """, why="real-world (gpytorch, linear_operator): x == x is False only for NaN, a "
+                     "NaN check in a condition"),
+        Valid("""
+            import torch
+            import torch.distributed.autograd as dist_autograd
+            def test_grads_untouched(self, context_id, loss, t1):
+                loss.backward()
+                t1_grad_before = t1.grad
+                dist_autograd.backward(context_id, [loss])
+                self.assertEqual(t1_grad_before, t1.grad)
+            """, why="real-world (torch's dist_autograd_test): distributed autograd does not "
+                     "accumulate into .grad"),
     ]
     INVALID = [
         Invalid(
@@ -122,6 +142,27 @@ class SelfComparisonInReferenceTest(Rule):
                     "accumulated into the same tensor: this comparison is true whatever the "
                     "implementation does (use a separate leaf, or reset `x.grad = None`)",
         ),
+        Invalid(
+            # real-world: torchani 2.9.0 tests/test_ase.py computes `array_freqs` and then
+            # compares the expected frequencies with themselves
+            """
+            import numpy as np
+            import torch
+            class TestVibrations(TestCase):
+                def test_frequencies(self):
+                    freqs_expect = self.data["freqs"]
+                    array_freqs = np.array(compute_frequencies())
+                    self.assertEqual(
+                        freqs_expect,
+                        freqs_expect,
+                        atol=0,
+                        rtol=0.02,
+                    )
+            """,
+            message="this comparison compares `freqs_expect` with itself: it is true whatever the "
+                    "implementation does",
+            range=(7, 9, 12, 10),
+        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
@@ -130,7 +171,7 @@ class SelfComparisonInReferenceTest(Rule):
             for call in StatementExpressions.of(stmt, cst.Call):
                 assert isinstance(call, cst.Call)
                 operands = _operands(context, call, site)
-                if operands is None:
+                if operands is None or not _asserted(stmt, call):
                     continue
                 left, right = operands
                 if _pure(left) and _same(block, left, right):
@@ -147,6 +188,25 @@ class SelfComparisonInReferenceTest(Rule):
                                f"whatever the implementation does (use a separate leaf, or reset "
                                f"`{grad} = None`)")
                     yield Report(call, message, site)
+
+
+def _asserted(stmt: cst.BaseStatement, call: cst.Call) -> bool:
+    """Is the comparison a test assertion (a statement of its own, `assert call`, or
+    `self.assertTrue(call)`)? In a condition, `torch.equal(x, x)` is the NaN check idiom."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if isinstance(small, cst.Assert) and small.test is call:
+            return True
+        if isinstance(small, cst.Expr):
+            value = small.value
+            if value is call:
+                return True
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                    value.func.attr.value in ("assertTrue", "assert_") and value.args and \
+                    value.args[0].value is call:
+                return True
+    return False
 
 
 def _operands(context: ModuleContext, call: cst.Call, site: Site
@@ -180,6 +240,16 @@ def _same(block: BlockAnalysis, left: cst.BaseExpression, right: cst.BaseExpress
     return "".join(block.code(left).split()) == "".join(block.code(right).split())
 
 
+def _accumulates_into_grads(block: BlockAnalysis, call: cst.Call, site: Site) -> bool:
+    """``loss.backward(...)`` or ``torch.autograd.backward(...)`` (not, for instance,
+    ``torch.distributed.autograd.backward``, which leaves ``.grad`` alone)."""
+    func = call.func
+    qualified = block.context.qualified(func, site.scope)
+    if qualified is not None:
+        return qualified == "torch.autograd.backward"
+    return isinstance(func, cst.Attribute) and func.attr.value == "backward"
+
+
 def _stale_alias(block: BlockAnalysis, alias: cst.BaseExpression, grad: cst.BaseExpression,
                  site: Site) -> tuple[str, str] | None:
     """``alias`` was bound to ``grad`` (an ``x.grad`` attribute) earlier in straight-line
@@ -209,8 +279,6 @@ def _stale_alias(block: BlockAnalysis, alias: cst.BaseExpression, grad: cst.Base
                     return None  # `x.grad = None` resets the alias
             for call in StatementExpressions.of(cst.SimpleStatementLine(body=[small]), cst.Call):
                 assert isinstance(call, cst.Call)
-                func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value == "backward" or \
-                        block.context.qualified(func, site.scope) == "torch.autograd.backward":
+                if _accumulates_into_grads(block, call, site):
                     backward_since = True
     return None
