@@ -10,10 +10,12 @@ from ..analysis.block import BlockAnalysis
 from ..analysis.gradcheck_calls import StatementExpressions
 from ..analysis.names import dotted_name
 from ..analysis.scopes import Scope, Site, walk_statements
+from ..analysis.test_context import expects_exception
 from ..findings import Applicability, Severity
 from .base import FixProposal, Invalid, Replacement, Report, Rule, Valid
 
-CALLS_FUNCTION_WRONGLY = re.compile(r"\(\s*\)\s*(?:\(|\.\s*apply\b)|\.forward\s*\(")
+# a class name (CamelCase, as Functions are named) called, or its forward called directly
+CALLS_FUNCTION_WRONGLY = re.compile(r"\b[A-Z]\w*\(\s*\)\s*(?:\(|\.\s*apply\b)|\b[A-Z]\w*\.forward\s*\(")
 # methods of a Function (or of a subclass) that may delegate to another Function's forward
 _FUNCTION_METHODS = frozenset({"forward", "backward", "setup_context", "jvp", "vjp", "vmap"})
 _NO_GRAD = frozenset({"no_grad", "inference_mode"})
@@ -136,6 +138,22 @@ class FunctionNotApplied(Rule):
 
             y = Model()(x)
             """, why="a module, not a Function"),
+        Valid("""
+            import torch
+            class TestLegacy(TestCase):
+                def test_legacy_function_deprecation_exception(self):
+                    class MyFunction(torch.autograd.Function):
+                        @staticmethod
+                        def forward(ctx, x):
+                            return x
+
+                        @staticmethod
+                        def backward(ctx, grad_output):
+                            return grad_output
+
+                    with self.assertRaisesRegex(RuntimeError, "Legacy autograd function"):
+                        MyFunction()(torch.randn(3, 4))
+            """, why="a test of torch's error (as in torch's own test_autograd.py)"),
     ]
     INVALID = [
         Invalid(
@@ -245,6 +263,8 @@ class FunctionNotApplied(Rule):
         context = block.context
         index = block.function_index
         for stmt, site in walk_statements(context.statements, context.scope, indexes=block.indexes):
+            if expects_exception(site):
+                continue  # a test of torch's error: the mistake is on purpose
             calls = StatementExpressions.of(stmt, cst.Call)
             for call in calls:
                 assert isinstance(call, cst.Call)

@@ -9,6 +9,7 @@ from ..analysis.autograd_functions import AutogradFunction, Method
 from ..analysis.block import BlockAnalysis
 from ..analysis.method_body import compound_sites, lines, names_in, returns
 from ..analysis.names import dotted_name, target_names
+from ..analysis.test_context import expects_exception
 from ..findings import Severity
 from .base import Invalid, Report, Rule, Valid
 
@@ -172,6 +173,8 @@ class GradgradcheckOnOnceDifferentiable(Rule):
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
         for call in block.gradcheck_calls:
+            if expects_exception(call.site):
+                continue  # a test of torch's error: the mistake is on purpose
             if call.variant != "gradgradcheck":
                 continue
             code = block.checked_code(call)

@@ -7,6 +7,7 @@ import libcst as cst
 
 from ..analysis.block import BlockAnalysis
 from ..analysis.gradcheck_calls import GradcheckCall
+from ..analysis.test_context import expects_exception
 from ..findings import Applicability, Severity
 from . import _edits
 from .base import FixProposal, Invalid, Report, Rule, Valid
@@ -130,6 +131,8 @@ class GradcheckResultDiscarded(Rule):
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
         for call in block.gradcheck_calls:
+            if expects_exception(call.site):
+                continue  # a test of torch's error: the mistake is on purpose
             arg = call.keyword("raise_exception")
             if arg is None or not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
                 continue

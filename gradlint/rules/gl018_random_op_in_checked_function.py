@@ -8,6 +8,7 @@ from ..analysis import torch_ops
 from ..analysis.block import BlockAnalysis
 from ..analysis.checked_code import Region, calls_with_context, regions
 from ..analysis.scopes import ModuleContext
+from ..analysis.test_context import expects_exception
 from ..findings import Severity
 from . import _edits
 from .base import MENTIONS_GRADCHECK, Invalid, Report, Rule, Valid
@@ -87,6 +88,22 @@ class RandomOpInCheckedFunction(Rule):
             import torch
             torch.autograd.gradcheck(lambda t: torch.nn.functional.rrelu(t), (x,))
             """, why="rrelu is deterministic unless training=True"),
+        Valid("""
+            import torch
+            def f(t, noisy=False):
+                if noisy:
+                    t = t + torch.randn_like(t)
+                return t.exp()
+            torch.autograd.gradcheck(f, (x,))
+            """, why="under a condition that may not hold"),
+        Valid("""
+            import pytest
+            import torch
+            from torch.autograd.gradcheck import GradcheckError
+            def test_dropout_fails_gradcheck(x):
+                with pytest.raises(GradcheckError):
+                    torch.autograd.gradcheck(lambda t: torch.nn.functional.dropout(t, 0.5), (x,))
+            """, why="a test that expects the failure"),
     ]
     INVALID = [
         Invalid(
@@ -129,6 +146,8 @@ class RandomOpInCheckedFunction(Rule):
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
         for call in block.gradcheck_calls:
+            if expects_exception(call.site):
+                continue  # a test of torch's error: the mistake is on purpose
             code = block.checked_code(call)
             if code is None:
                 continue
@@ -154,10 +173,12 @@ def _short(block: BlockAnalysis, node: cst.CSTNode) -> str:
 
 def _random_call(context: ModuleContext, region: Region) -> tuple[cst.Call, str] | None:
     calls = calls_with_context(region.body)
-    qualified = [(c.call, context.qualified(c.call.func, region.scope)) for c in calls]
-    if any(name in torch_ops.SEEDING_FUNCTIONS for _, name in qualified):
+    qualified = [(c.call, context.qualified(c.call.func, region.scope), c.conditional) for c in calls]
+    if any(name in torch_ops.SEEDING_FUNCTIONS for _, name, _ in qualified):
         return None
-    for node, name in qualified:
+    for node, name, conditional in qualified:
+        if conditional:
+            continue  # `if self.training: ...`: it may not run
         if _keyword(node, "generator") is not None:
             continue
         if name in torch_ops.RANDOM_FUNCTIONS:

@@ -11,6 +11,7 @@ from ..analysis.facts import TensorFact
 from ..analysis.gradcheck_calls import GradcheckCall, InputElement, input_elements
 from ..analysis.origins import ValueOrigin, value_origin
 from ..analysis.scopes import ModuleContext, Scope
+from ..analysis.test_context import expects_exception
 from ..findings import Applicability, Severity
 from . import _edits
 from .base import MENTIONS_GRADCHECK, FixProposal, Invalid, Replacement, Report, Rule, Valid
@@ -176,6 +177,8 @@ class UninitializedOrKinkInput(Rule):
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
         for call in block.gradcheck_calls:
+            if expects_exception(call.site):
+                continue  # a test of torch's error: the mistake is on purpose
             elements = input_elements(call, block.evaluator)
             if elements is None:
                 continue

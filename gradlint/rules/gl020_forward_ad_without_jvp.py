@@ -6,6 +6,7 @@ from typing import Iterator
 import libcst as cst
 
 from ..analysis.block import BlockAnalysis
+from ..analysis.test_context import expects_exception
 from ..findings import Severity
 from .base import Invalid, Report, Rule, Valid
 
@@ -164,6 +165,8 @@ class ForwardAdWithoutJvp(Rule):
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
         for call in block.gradcheck_calls:
+            if expects_exception(call.site):
+                continue  # a test of torch's error: the mistake is on purpose
             options = [call.keyword(name) for name in _OPTIONS[call.variant]]
             enabled = [arg for arg in options if arg is not None and _is_true(arg.value)]
             if not enabled:

@@ -10,6 +10,7 @@ from ..analysis.checked_code import calls_with_context, input_targets
 from ..analysis.facts import TensorFact
 from ..analysis.gradcheck_calls import input_elements
 from ..analysis.scopes import ModuleContext, Scope
+from ..analysis.test_context import expects_exception
 from ..findings import Severity
 from . import _edits
 from .base import MENTIONS_GRADCHECK, Invalid, Report, Rule, Valid
@@ -131,6 +132,8 @@ class LowPrecisionInCheckedFunction(Rule):
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
         for call in block.gradcheck_calls:
+            if expects_exception(call.site):
+                continue  # a test of torch's error: the mistake is on purpose
             elements = input_elements(call, block.evaluator)
             if elements is None:
                 continue

@@ -7,6 +7,7 @@ import libcst as cst
 from ..analysis.block import BlockAnalysis
 from ..analysis.facts import TensorFact
 from ..analysis.gradcheck_calls import GradcheckCall, input_elements
+from ..analysis.test_context import expects_exception
 from ..findings import Applicability, Severity
 from .base import MENTIONS_GRADCHECK, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
@@ -106,6 +107,8 @@ class SameTensorTwiceInInputs(Rule):
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
         for call in block.gradcheck_calls:
+            if expects_exception(call.site):
+                continue  # a test of torch's error: the mistake is on purpose
             if call.inputs is None or call.has_star_args:
                 continue
             report = self._repeated_tuple(block, call) or self._repeated_name(block, call)

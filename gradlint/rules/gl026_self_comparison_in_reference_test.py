@@ -11,7 +11,15 @@ from ..analysis.scopes import ModuleContext, Site, walk_statements
 from ..findings import Severity
 from .base import Invalid, Report, Rule, Valid
 
-COMPARES = re.compile(r"allclose|assert_close|assertEqual|equal|isclose|assert_array|assert_almost")
+# the same operand twice in a comparison, or a name bound to some `.grad` (a cheap textual
+# pre-check: the rule itself decides)
+_OPERAND = r"[\w.]+(?:\[[^\]\n]*\])?"
+COMPARES = re.compile(
+    rf"(?:allclose|assert_close|assertEqual|equal|isclose|assert_\w+|assertAllClose)\s*\(\s*"
+    rf"({_OPERAND})\s*,\s*\1\s*[,)]"
+    rf"|({_OPERAND})\.(?:allclose|equal|isclose)\(\s*\2\s*[,)]"
+    rf"|^[ \t]*\w+\s*=\s*[\w.]+\.grad[ \t]*(?:#.*)?$",
+    re.MULTILINE)
 _FUNCTIONS = frozenset({
     "torch.allclose", "torch.equal", "torch.isclose", "torch.testing.assert_close",
     "torch.testing.assert_allclose", "numpy.allclose", "numpy.array_equal", "numpy.isclose",

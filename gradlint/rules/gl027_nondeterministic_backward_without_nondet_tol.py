@@ -8,6 +8,7 @@ from ..analysis import torch_ops
 from ..analysis.block import BlockAnalysis
 from ..analysis.checked_code import calls_in
 from ..analysis.scopes import ModuleContext, Scope
+from ..analysis.test_context import expects_exception
 from ..findings import Severity
 from .base import MENTIONS_GRADCHECK, Invalid, Report, Rule, Valid
 
@@ -123,6 +124,8 @@ class NondeterministicBackwardWithoutNondetTol(Rule):
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
         for call in block.gradcheck_calls:
+            if expects_exception(call.site):
+                continue  # a test of torch's error: the mistake is on purpose
             if call.keyword("nondet_tol") is not None:
                 continue
             code = block.checked_code(call)

@@ -8,6 +8,7 @@ from ..analysis.block import BlockAnalysis
 from ..analysis.facts import TensorFact
 from ..analysis.gradcheck_calls import input_elements
 from ..analysis.origins import ValueOrigin, value_origin
+from ..analysis.test_context import expects_exception
 from ..findings import Applicability, Severity
 from . import _edits
 from .base import MENTIONS_GRADCHECK, FixProposal, Invalid, Replacement, Report, Rule, Valid
@@ -123,6 +124,8 @@ class ExpandedGradcheckInput(Rule):
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
         for call in block.gradcheck_calls:
+            if expects_exception(call.site):
+                continue  # a test of torch's error: the mistake is on purpose
             elements = input_elements(call, block.evaluator)
             if elements is None:
                 continue
