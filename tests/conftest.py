@@ -14,6 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # fixture trees are data for gradlint, not tests for pytest
 collect_ignore = ["fixtures"]
 
+# tests/testing/test_plugin.py runs pytest --gradlint on projects it makes
+pytest_plugins = ("pytester",)
+
 
 def pytest_addoption(parser):
     parser.addoption("--update-snapshots", action="store_true",

@@ -86,6 +86,11 @@ def check_random_op(subject, result):
     torch.manual_seed(seed + 1)
     a2 = subject.fn(*subject.fresh())
     same_seed = max_abs_diff(a, a2)
+    if same_seed == 0 and subject.may_reseed:
+        subject.reseed()
+        return {"status": "pass", "message": "forward is random (it samples): checked with the RNG reseeded "
+                                             "before every call, so every evaluation sees the same random numbers",
+                "details": {"max_difference": diff, "reseeded": True}}
     if same_seed == 0:
         summary = "✗ forward is random: its output changes with the RNG seed (e.g. dropout)"
         msg = ("gradcheck evaluates forward many times; random ops such as dropout give a different function "
@@ -98,6 +103,35 @@ def check_random_op(subject, result):
             "details": {"max_difference": diff, "same_seed_difference": same_seed},
             "_outcome": Outcome("fail", "random_op", summary, msg,
                                 location=subject.reporter.location_for("forward"))}
+
+
+def check_sensitivity(subject, result):
+    """Which inputs move the outputs here (finite differences; backward is not involved)?
+
+    A gradcheck where no output depends on any checked input passes vacuously (e.g. a
+    projection whose output is one-hot at these inputs); the conclusion reports it as
+    inconclusive, never as a pass.
+    """
+    base = as_tuple(subject.call(subject.fresh()))
+    responds, insensitive = [], []
+    gen = torch.Generator().manual_seed(subject.opts["seed"] + 5)
+    for j in subject.grad_pos:
+        inputs = subject.fresh()
+        x = inputs[j]
+        if x.layout != torch.strided:
+            responds.append(subject.in_names[j])  # not measured: assume it matters
+            continue
+        with torch.no_grad():
+            scale = float(x.detach().abs().max()) if x.numel() else 1.0
+            delta = away_from_zero(tuple(x.shape), gen, x.dtype) * (1e-3 * max(scale, 1e-3))
+            x.add_(delta.to(x.device))
+        moved = max_abs_diff(as_tuple(subject.call(inputs)), base)
+        (responds if moved > 1e-12 else insensitive).append(subject.in_names[j])
+    subject.insensitive = insensitive
+    details = {"responds_to": responds, "insensitive": insensitive}
+    if not responds:
+        return {"status": "pass", "message": "no output moves when the inputs move", "details": details}
+    return {"status": "pass", "details": details}
 
 
 def grad_outputs_for(outs, gen):

@@ -123,6 +123,7 @@ class JacobianAnalysis:
         self.opts = opts
         self.mode = mode
         self.notes = set()
+        self.blocks = {}
 
     def cost(self, ins, outs):
         n = 0
@@ -170,6 +171,7 @@ class JacobianAnalysis:
             if self.cost(ins, outs) > cap:
                 return None, []
         blocks = self.pairs(ins, outs)
+        self.blocks = blocks
         atol, rtol = self.opts["atol"], self.opts["rtol"]
         failing = []
         for o in outs:

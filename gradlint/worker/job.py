@@ -1,9 +1,12 @@
 """One run, from request to result: load the target, make its inputs, run the checks.
 
-The plan of checks: forward, input mutation, randomness, backward determinism,
-gradcheck, gradgradcheck, forward AD (when the Function has a jvp), and for a call site
-whose inputs were promoted to float64, the call as written. A failing check skips the
-checks that depend on it; the first failure decides the run's verdict.
+The plan of checks: forward, which inputs move the outputs, input mutation, randomness,
+backward determinism, gradcheck, gradgradcheck, forward AD (when the Function has a jvp),
+and for a call site whose inputs were promoted to float64, the call as written. A failing
+check skips the checks that depend on it.
+
+gradcheck is then repeated on other input draws (another seed of the synthesized inputs,
+or the call's random inputs drawn again), and ``verdict.conclude`` decides from all of it.
 """
 
 import os
@@ -13,18 +16,21 @@ import warnings
 
 import torch
 
-from . import checks, gradchecks
+from . import checks, customops, funcchecks, gradchecks
 from .introspect import defines, is_once_differentiable
 from .loading import Loader
-from .outcome import Outcome, Reporter
+from .outcome import Outcome, Reporter, is_users
 from .protocol import CALL_SITE_OPTIONS, DEFAULT_OPTIONS, base_result
 from .subject import prepare
-from .synthesis import synthesize
-from .tensors import as_tuple
+from .synthesis import STRUCTURED, synthesize
+from .tensors import as_tuple, max_abs_diff
+from .text import exc_text, first_line
 from .userframes import user_roots
+from .verdict import apply_outcome, conclude
 
 CHECK_LABELS = {
     "forward": "running forward",
+    "sensitivity": "checking which inputs move the outputs",
     "input_mutation": "checking that forward leaves its inputs alone",
     "random_op": "checking that forward is deterministic",
     "nondeterminism": "checking that backward is deterministic",
@@ -32,9 +38,13 @@ CHECK_LABELS = {
     "gradgradcheck": "gradgradcheck",
     "forward_ad": "forward-mode gradcheck",
     "as_written": "gradcheck as written (original dtypes)",
+    "opcheck": "torch.library.opcheck (schema, autograd registration, fake tensor, AOT dispatch)",
+    "vmap": "torch.func.vmap against a loop of single calls",
+    "jacrev": "torch.func.jacrev against autograd",
 }
 CHECKS = {
     "forward": checks.check_forward,
+    "sensitivity": checks.check_sensitivity,
     "input_mutation": checks.check_input_mutation,
     "random_op": checks.check_random_op,
     "nondeterminism": checks.check_nondeterminism,
@@ -42,9 +52,15 @@ CHECKS = {
     "gradgradcheck": gradchecks.check_gradgradcheck,
     "forward_ad": gradchecks.check_forward_ad,
     "as_written": gradchecks.check_as_written,
+    "opcheck": customops.check_opcheck,
+    "vmap": funcchecks.check_vmap,
+    "jacrev": funcchecks.check_jacrev,
 }
 # a failure of one of these makes forward AD meaningless too
 _FORWARD_CHECKS = ("forward", "input_mutation", "random_op", "nondeterminism")
+# checks that need only forward to work: a failing gradcheck does not skip them, nor do they skip others
+_FORWARD_ONLY = ("forward_ad", "opcheck", "vmap", "jacrev")
+_DOMAIN_NAMES = {"spd": "symmetric positive definite", "symmetric": "symmetric", "tril": "lower-triangular"}
 
 
 class Job(object):
@@ -60,6 +76,9 @@ class Job(object):
         self.warnings = []
         self.opts = dict(DEFAULT_OPTIONS)
         self.explicit = {}
+        self.once_differentiable = False
+        self.redraw = None  # seed -> another draw of the inputs (a Loaded), or None when they cannot differ
+        self.recipe = None  # how synthesized inputs are made
 
     def progress(self, message, percentage=None):
         ev = {"event": "progress", "message": message}
@@ -80,7 +99,7 @@ class Job(object):
         self.result["checks"] = self.checks
         self.result["warnings"] = self.warnings[:20]
         if self.result["status"] is None:
-            conclude(self.result, self.checks)
+            conclude(self.result, self.checks, self.opts)
         for rec in self.checks:
             rec.pop("_outcome", None)
         return self.result
@@ -95,7 +114,7 @@ class Job(object):
         self.reporter.path = path
         if not os.path.isfile(path):
             raise Outcome("error", "bad_request", "✗ no such file: %s" % path)
-        if self.kind not in ("function_class", "callable", "call_site"):
+        if self.kind not in ("function_class", "callable", "call_site", "custom_op"):
             raise Outcome("error", "bad_request", "✗ bad request: unknown target kind %r" % (self.kind,))
         if req.get("cwd"):
             os.chdir(req["cwd"])
@@ -117,6 +136,10 @@ class Job(object):
         t = time.perf_counter()
         try:
             self.run_checks(subject)
+            subject = self.next_cases(subject, loader, loaded)
+            subject = self.structured_inputs(subject, loader, loaded)
+            self.other_draws(subject)
+            self.progress("done", 100)
         finally:
             self.timings["checks_s"] = time.perf_counter() - t
 
@@ -147,30 +170,45 @@ class Job(object):
 
     def _subject(self, loader, loaded):
         spec = self.req.get("inputs")
+        seed = self.opts["seed"]
         if loaded.raw_inputs is not None:
             self._call_site_options(loaded.call_kwargs)
         if loaded.raw_inputs is not None and (not spec or spec.get("kind") == "call_site"):
             raw, source, synth = loaded.raw_inputs, "call_site", None
+            self.redraw = loader.recapture
         else:
             spec = spec or {"kind": "synthesize"}
             kind = spec.get("kind")
             if kind == "expression":
-                raw = as_tuple(loader.evaluate(spec.get("source"), self.opts["seed"]))
+                raw = as_tuple(loader.evaluate(spec.get("source"), seed))
                 source, synth = "expression", None
+                self.redraw = lambda s: loaded.with_inputs(as_tuple(loader.evaluate(spec.get("source"), s)))
             elif kind == "synthesize":
-                raw, synth = synthesize(loaded.fn, loaded.fclass, spec, self.opts, self.reporter)
+                raw, synth, recipe = synthesize(loaded.fn, loaded.fclass, spec, self.opts, self.reporter)
                 source = "synthesized"
+                self.recipe = recipe
+                self.redraw = lambda s: loaded.with_inputs(self.recipe.make(s))
             elif kind == "call_site":
                 raise Outcome("error", "bad_request", "✗ bad request: call_site inputs need a call_site target")
             else:
                 raise Outcome("error", "bad_request", "✗ bad request: unknown inputs kind %r" % (kind,))
-        subject = prepare(loaded.fn, loaded.fclass, loaded.names, raw, source, self.opts, self.reporter,
-                          synth=synth, grad_outputs=loaded.grad_outputs, notes=self.result["notes"])
-        subject.captured = loader.captured
+        self.source = source
+        subject = self._prepare(loaded.with_inputs(raw), loader, synth)
         self.result["inputs"] = subject.infos
         self.result["options"] = dict(self.opts)
         if synth is not None:
             self.result["synthesis"] = synth
+        return subject
+
+    def _prepare(self, loaded, loader, synth=None):
+        subject = prepare(loaded.fn, loaded.fclass, loaded.names, loaded.raw_inputs, self.source, self.opts,
+                          self.reporter, synth=synth, grad_outputs=loaded.grad_outputs, notes=self.result["notes"])
+        subject.captured = loader.captured
+        subject.raw = loaded.raw_inputs
+        subject.op = loaded.op
+        # a sampler is checked with its random numbers fixed; a call site is checked as written
+        subject.may_reseed = self.source != "call_site"
+        self.result["inputs"] = subject.infos
         return subject
 
     def _call_site_options(self, kwargs):
@@ -202,17 +240,25 @@ class Job(object):
             gg_skip = None if want_gg else "disabled by options"
         want_fw = opts["check_forward_ad"]
         run_fw = (subject.fclass is not None and defines(subject.fclass, "jvp")) if want_fw == "auto" else bool(want_fw)
-        plan = [("forward", None)]
-        if opts["check_input_mutation"]:
+        plan = [("forward", None), ("sensitivity", None)]
+        no_autograd = None
+        if subject.op is not None and not customops.has_autograd(subject.op):
+            no_autograd = "the op registers no gradient formula (register_autograd): only opcheck runs"
+        # a custom op declares what it mutates: opcheck's schema test checks that, not this
+        if opts["check_input_mutation"] and subject.op is None:
             plan.append(("input_mutation", None))
         if opts["check_random"]:
             plan.append(("random_op", None))
         if opts["check_nondeterminism"]:
-            plan.append(("nondeterminism", None))
-        plan.append(("gradcheck", None))
-        plan.append(("gradgradcheck", gg_skip))
+            plan.append(("nondeterminism", no_autograd))
+        plan.append(("gradcheck", no_autograd))
+        plan.append(("gradgradcheck", no_autograd or gg_skip))
         if run_fw:
             plan.append(("forward_ad", None))
+        if funcchecks.declares_func_support(subject):
+            plan += [("vmap", None), ("jacrev", None)]
+        if subject.op is not None and opts["opcheck"]:
+            plan.append(("opcheck", None))
         promoted = any(i.get("promoted_from") and i.get("requires_grad") for i in subject.infos)
         if promoted and self.kind == "call_site" and opts["check_low_precision"]:
             plan.append(("as_written", None))
@@ -224,27 +270,126 @@ class Job(object):
         blocked = None  # why the remaining checks are skipped
         fw_blocked = None  # forward_ad only depends on forward
         for step, (name, skip) in enumerate(plan):
-            reason = fw_blocked if name == "forward_ad" else blocked
+            # forward AD and opcheck depend only on forward, not on backward's results
+            reason = fw_blocked if name in _FORWARD_ONLY else blocked
             if reason or skip:
                 rec = self._skip(name, reason or skip)
                 if name == "gradgradcheck" and not reason and self.once_differentiable \
                         and self.opts["gradgradcheck"] == "auto":
                     rec["verdict"] = "not_twice_differentiable"
                 continue
-            self.progress(CHECK_LABELS.get(name, name), 5 + 90.0 * step / len(plan))
+            self.progress(CHECK_LABELS.get(name, name), 5 + 80.0 * step / len(plan))
             rec = self._run_check(name, subject)
-            if rec["status"] in ("fail", "error"):
+            if rec["status"] in ("fail", "error") and name not in _FORWARD_ONLY:
                 blocked = "skipped: %s %s" % (name.replace("_", " "), "failed" if rec["status"] == "fail" else "raised")
                 if name in _FORWARD_CHECKS:
                     fw_blocked = blocked
-        self.progress("done", 100)
+
+    def next_cases(self, subject, loader, loaded):
+        """A parametrized test whose case proves nothing here (the Jacobian is zero, e.g.
+        ``k=0``) is checked on its next case instead, up to a few."""
+        for _ in range(6):
+            sensitivity = next((c for c in self.checks if c["name"] == "sensitivity"), None)
+            if self.source != "call_site" or sensitivity is None or sensitivity["status"] != "pass" \
+                    or sensitivity["details"].get("responds_to"):
+                return subject
+            case = dict(self.result["target"].get("case") or {})
+            loaded = loader.recapture(self.opts["seed"], loader.case_index + 1) if case else None
+            if loaded is None:
+                return subject
+            self.result["notes"].append("the case %s proves nothing (no output moves with the inputs); "
+                                        "checked the next case" % ", ".join("%s=%s" % kv for kv in case.items()))
+            self.checks = []
+            subject = self._prepare(loaded, loader)
+            self.result["inputs"] = subject.infos
+            self.run_checks(subject)
+        return subject
+
+    def structured_inputs(self, subject, loader, loaded):
+        """gradcheck failed on general square matrices: does it pass on symmetric positive definite,
+        symmetric or lower-triangular ones? Then the backward assumes that structure (a covariance,
+        a Cholesky factor); the run is checked on such inputs, and says so."""
+        first = next((c for c in self.checks if c["name"] == "gradcheck"), None)
+        if self.recipe is None or first is None or first["status"] != "fail" \
+                or first.get("verdict") != "wrong_gradient" or (first["details"].get("pattern") or {}).get("kind") \
+                in ("scale", "sign", "zero", "swap", "transposed"):
+            return subject
+        square = any(len(s) >= 2 and s[-1] == s[-2] for s in self.recipe.shapes)
+        if not square:
+            return subject
+        for domain in STRUCTURED:
+            recipe = self.recipe.with_domain(domain)
+            try:
+                trial = self._prepare(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
+            except Outcome:
+                continue
+            if subject.reseeded:
+                trial.reseed()
+            self._run_check("forward", trial, record=False)
+            if self._run_check("gradcheck", trial, record=False)["status"] != "pass":
+                continue
+            self.result["notes"].append(
+                "gradcheck fails for general square matrix inputs (%s) and passes for %s ones: the backward "
+                "assumes that structure, so the check uses such inputs" % (
+                    (first.get("message") or "").lstrip("✗ "), _DOMAIN_NAMES[domain]))
+            self.recipe = recipe
+            self.checks = []
+            subject = self._prepare(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
+            if self.result.get("synthesis"):
+                self.result["synthesis"]["domain"] = domain
+            self.run_checks(subject)
+            return subject
+        self.result["inputs"] = subject.infos
+        return subject
+
+    def other_draws(self, subject):
+        """gradcheck again on other draws of the inputs: the first draw may sit on a kink.
+
+        Synthesized inputs get a second draw always (and a third when the two disagree);
+        a call's or a declaration's own inputs only when gradcheck failed on them, to tell a
+        wrong gradient from an unlucky point.
+        """
+        first = next((c for c in self.checks if c["name"] == "gradcheck"), None)
+        if first is None or first["status"] not in ("pass", "fail") or self.redraw is None:
+            return
+        wanted = int(self.opts.get("draws") or 1)
+        if wanted < 2 or (first["status"] == "pass" and self.source != "synthesized"):
+            return
+        seed = self.opts["seed"]
+        outcomes = [first["status"]]
+        for k in range(1, 3):
+            if k == 2 and outcomes[0] == outcomes[1]:
+                break
+            self.progress("gradcheck on draw %d" % (k + 1), 88 + 5 * k)
+            try:
+                drawn = self.redraw(seed + k)
+            except Outcome as oc:
+                self.result["notes"].append("no other draw of the inputs: %s" % oc.summary)
+                return
+            except Exception as e:
+                self.result["notes"].append("no other draw of the inputs: %s: %s"
+                                            % (type(e).__name__, first_line(exc_text(e, 200))))
+                return
+            if drawn is None or _same_inputs(drawn.raw_inputs, subject.raw):
+                if k == 1:
+                    self.result["notes"].append("the inputs are the same on every draw (not random): one draw")
+                return
+            other = prepare(drawn.fn, drawn.fclass, drawn.names, drawn.raw_inputs, self.source, self.opts,
+                            self.reporter, grad_outputs=drawn.grad_outputs)
+            other.captured = subject.captured
+            if subject.reseeded:
+                other.reseed()
+            self._run_check("forward", other, record=False)
+            rec = self._run_check("gradcheck", other, label="gradcheck (draw %d)" % (k + 1))
+            rec["details"]["draw"] = {"seed": seed + k, "inputs": other.infos}
+            outcomes.append(rec["status"])
 
     def _skip(self, name, reason):
         rec = {"name": name, "status": "skipped", "verdict": None, "seconds": 0.0, "message": reason, "details": {}}
         self.checks.append(rec)
         return rec
 
-    def _run_check(self, name, subject):
+    def _run_check(self, name, subject, label=None, record=True):
         t = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -258,11 +403,9 @@ class Job(object):
                 rec = {"status": oc.status, "verdict": oc.verdict, "message": oc.summary,
                        "details": dict(oc.extra), "_outcome": oc}
             except Exception as e:
-                oc = self.reporter.user_exception(e, "check", name.replace("_", " "))
-                rec = {"status": "error", "verdict": "exception", "message": oc.summary,
-                       "details": {"exception": oc.extra.get("exception")}, "_outcome": oc}
+                rec = self._exception_record(e, name)
         self._keep_warnings(caught, name)
-        rec["name"] = name
+        rec["name"] = label or name
         rec["seconds"] = time.perf_counter() - t
         rec.setdefault("verdict", None)
         rec.setdefault("message", None)
@@ -270,8 +413,23 @@ class Job(object):
         out = dict((k, rec[k]) for k in ("name", "status", "verdict", "seconds", "message", "details"))
         if "_outcome" in rec:
             out["_outcome"] = rec["_outcome"]
-        self.checks.append(out)
+        if record:
+            self.checks.append(out)
         return out
+
+    def _exception_record(self, e, name):
+        """The user's exception fails the check; gradlint's own skips it (the others run)."""
+        if is_users(e, self.reporter):
+            oc = self.reporter.user_exception(e, "check", name.replace("_", " "))
+            return {"status": "error", "verdict": "exception", "message": oc.summary,
+                    "details": {"exception": oc.extra.get("exception")}, "_outcome": oc}
+        import traceback
+
+        text = "%s: %s" % (type(e).__name__, first_line(exc_text(e, 300)))
+        self.result["notes"].append("gradlint could not run the %s check here (%s); the other checks ran"
+                                    % (name.replace("_", " "), text))
+        return {"status": "skipped", "message": "gradlint could not run this check: " + text,
+                "details": {"internal_error": "".join(traceback.format_exception(type(e), e, e.__traceback__))[-3000:]}}
 
     def _keep_warnings(self, caught, check):
         seen = set((w["message"], w["category"]) for w in self.warnings)
@@ -284,44 +442,27 @@ class Job(object):
                                   "check": check})
 
 
+def _same_inputs(a, b):
+    try:
+        return len(a) == len(b) and max_abs_diff(tuple(a), tuple(b)) == 0
+    except Exception:
+        return False
+
+
 def validate_options(o):
     for k in ("eps", "atol", "rtol", "nondet_tol"):
         if isinstance(o[k], bool) or not isinstance(o[k], (int, float)) or o[k] < 0:
             raise Outcome("error", "bad_request", "✗ bad request: option %s must be a non-negative number" % k)
-    for k in ("seed", "worst_k", "slow_confirm_max_elements", "max_recompute_evals"):
+    for k in ("seed", "worst_k", "slow_confirm_max_elements", "max_recompute_evals", "draws"):
         if isinstance(o[k], bool) or not isinstance(o[k], int):
             raise Outcome("error", "bad_request", "✗ bad request: option %s must be an integer" % k)
     for k in ("fast_mode", "gradgradcheck", "check_forward_ad"):
         if o[k] not in ("auto", True, False):
             raise Outcome("error", "bad_request", "✗ bad request: option %s must be \"auto\", true or false" % k)
-
-
-def apply_outcome(result, oc):
-    result["status"] = oc.status
-    result["verdict"] = oc.verdict
-    result["summary"] = oc.summary
-    result["message"] = oc.message
-    for k, v in oc.extra.items():
-        result[k] = v
-
-
-def conclude(result, records):
-    decisive = next((rec for rec in records if rec["status"] in ("fail", "error")), None)
-    if decisive is not None:
-        oc = decisive.get("_outcome")
-        if oc is None:
-            oc = Outcome(decisive["status"], decisive.get("verdict"), decisive.get("message") or decisive["name"])
-        apply_outcome(result, oc)
-        result["failed_check"] = decisive["name"]
-        return
-    result["status"] = "pass"
-    result["verdict"] = "ok"
-    ran = [c["name"] for c in records if c["status"] == "pass" and c["name"] in
-           ("gradcheck", "gradgradcheck", "forward_ad")]
-    n_t = sum(1 for i in result["inputs"] if i.get("kind") == "tensor")
-    dts = sorted(set(i["dtype"] for i in result["inputs"] if i.get("kind") == "tensor"))
-    result["summary"] = "✓ gradients match: %s (%d input%s, %s)" % (
-        ", ".join(ran) if ran else "no checks", n_t, "" if n_t == 1 else "s", "/".join(dts))
-    for c in records:
-        if c["status"] == "skipped" and c.get("verdict") == "not_twice_differentiable":
-            result["notes"].append("second-order gradients not checked: backward is @once_differentiable")
+    for k in ("strict", "opcheck"):
+        if not isinstance(o[k], bool):
+            raise Outcome("error", "bad_request", "✗ bad request: option %s must be true or false" % k)
+    tests = o["opcheck_tests"]
+    if tests is not None and (not isinstance(tests, list) or not set(tests) <= set(customops.OPCHECK_TESTS)):
+        raise Outcome("error", "bad_request", "✗ bad request: option opcheck_tests must list some of %s"
+                      % ", ".join(customops.OPCHECK_TESTS))

@@ -14,14 +14,16 @@ SCHEMA_VERSION = 1
 
 STATUSES = (
     "pass", "fail", "error", "no_inputs", "crash", "timeout", "memory",
-    "cancelled", "output_limit",
+    "cancelled", "output_limit", "inconclusive", "warning",
 )
 VERDICTS = (
     "ok", "wrong_gradient", "non_differentiable_point", "input_mutated",
     "random_op", "nondeterministic_backward", "not_twice_differentiable",
     "low_precision_input", "undefined_grad", "batched_grad", "gradcheck_failed",
     "exception", "bad_inputs", "bad_request", "target_not_found",
-    "worker_unavailable",
+    "worker_unavailable", "vacuous", "draw_dependent", "missing_dependency",
+    "approximate_gradient", "op_schema", "op_autograd_registration", "op_fake_tensor", "op_compile",
+    "vmap_mismatch", "jacrev_mismatch",
 )
 
 DEFAULT_LIMITS = {
@@ -52,6 +54,10 @@ DEFAULT_OPTIONS = {
     "slow_confirm_max_elements": 4096,
     "max_recompute_evals": 20000,
     "num_threads": None,
+    "strict": False,
+    "draws": 2,
+    "opcheck": True,
+    "opcheck_tests": None,
 }
 # gradcheck/gradgradcheck keywords a call site may carry that map onto options
 CALL_SITE_OPTIONS = (

@@ -1,64 +1,257 @@
-"""Inputs for a target that has no declaration and no call site: made from its signature."""
+"""Inputs for a target that has no declaration and no call site: made from its signature.
 
-import inspect
+``params.infer`` says what each parameter takes. The search then tries input sets until
+forward accepts one and returns finite values: scalar values (each parameter's candidates,
+one change at a time), tensor shapes (2-D with unequal sizes first, so that ``dim=0`` and
+``dim=-1`` differ; then matmul chains, 3-D, 1-D, square, scalars...), and value domains
+(signed values away from 0 and ±1; positive; in (0, 1); on the simplex; unit norm;
+symmetric positive definite) when forward fails on a domain error or returns NaN/inf.
+
+The winning ``Recipe`` can make more draws of the same kind (another seed), or move to
+another domain (e.g. small values, when the Jacobian at the first draw is all zero).
+"""
+
+import re
+import time
 
 import torch
 
-from .introspect import ann_name, value_params
+from . import params as P
 from .outcome import Outcome, is_memory_error
-from .tensors import away_from_zero
+from .tensors import as_tuple, away_from_zero, is_tensor
 from .text import exc_text, first_line
 
+MAX_ATTEMPTS = 240
+MAX_SECONDS = 20.0
+DOMAINS = ("signed", "small", "positive", "unit", "simplex", "unit_norm", "spd")
+# when gradcheck fails on general square matrices: inputs the backward may assume
+STRUCTURED = ("spd", "symmetric", "tril")
+_DOMAIN_WORDS = ("positive", "domain", "cholesky", "singular", "invertible", "nan", "inf", "invalid value",
+                 "linalg", "negative", "must be >", "must be non", "out of bounds", "sqrt", "log")
+# exceptions no input can avoid: a bug in the code, not a bad guess of inputs
+_CODE_BUGS = (NameError, UnboundLocalError, ImportError, SyntaxError, ZeroDivisionError)
+# what torch raises, whatever the inputs, about a misused API
+_TORCH_SAYS_CODE_BUG = ("custom operator", "is not defined as mutable", "save_for_backward can only save",
+                        "Legacy autograd function", "setup_context", "mark_dirty")
 
-def is_tensor_annotation(ann):
-    """True for Tensor, None for Optional[Tensor]-like, False otherwise (or no annotation)."""
-    if ann is inspect.Parameter.empty:
-        return False
-    if ann is torch.Tensor:
+
+def _shape_strategies(n):
+    """Shapes for n tensor parameters, in the order they are tried."""
+    chain = [(3, 4), (4, 5), (5, 2), (2, 3), (3, 6), (6, 2)]
+    out = [
+        [(3, 4)] * n,
+        [chain[i % len(chain)] for i in range(n)],
+        [(2, 3, 4)] * n,
+        [(4,)] * n,
+        [(3, 4)] + [(4,)] * (n - 1),
+        [(3, 4)] + [()] * (n - 1),
+        [(4, 4)] * n,
+        [(2, 4, 4)] * n,
+        [(3, 3)] * n,
+        [(2, 3, 3)] * n,
+        [(2, 3)] * n,
+        [(2, 4)] * n,
+        [(2, 6)] * n,
+        [(2, 7)] * n,
+        [(2, 3, 4, 5)] * n,
+        [(1, 3, 8, 8)] * n,
+        [(2, 3, 8)] * n,
+        [()] * n,
+    ]
+    seen, unique = set(), []
+    for s in out:
+        key = tuple(s)
+        if key not in seen:
+            seen.add(key)
+            unique.append(s)
+    return unique
+
+
+def domain_values(shape, gen, domain):
+    """float64 values of a domain, shaped ``shape``."""
+    v = away_from_zero(shape, gen)
+    if domain == "signed":
+        return v
+    if domain == "small":
+        return 0.1 * v
+    if domain == "positive":
+        return v.abs()
+    if domain == "unit":
+        return 0.2 + 0.6 * torch.rand(shape, generator=gen, dtype=torch.float64)
+    if domain == "simplex":
+        p = v.abs()
+        return p / p.sum(dim=-1, keepdim=True) if len(shape) else p
+    if domain == "unit_norm":
+        return v / v.norm(dim=-1, keepdim=True) if len(shape) else v.sign()
+    if domain in ("symmetric", "tril"):
+        if len(shape) >= 2 and shape[-1] == shape[-2]:
+            if domain == "symmetric":
+                return (v + v.transpose(-1, -2)) / 2
+            return torch.tril(v, -1) + torch.diag_embed(v.diagonal(dim1=-2, dim2=-1).abs() + 1.0)
+        return v
+    if domain == "spd":
+        if len(shape) >= 2 and shape[-1] == shape[-2]:
+            n = shape[-1]
+            a = v / (n ** 0.5)
+            return a @ a.transpose(-1, -2) + torch.eye(n, dtype=torch.float64)
+        return v.abs()
+    raise ValueError(domain)
+
+
+class Recipe(object):
+    """One way to make inputs: scalar values, shapes and a domain; ``make(seed)`` draws."""
+
+    def __init__(self, params, values, shapes, domain, index_variant=0):
+        self.params = params
+        self.values = values  # name -> value for non-tensor parameters
+        self.shapes = shapes  # shapes of the TENSOR parameters, in order
+        self.domain = domain
+        self.index_variant = index_variant
+
+    def with_domain(self, domain):
+        return Recipe(self.params, self.values, self.shapes, domain, self.index_variant)
+
+    def make(self, seed):
+        gen = torch.Generator().manual_seed(seed)
+        args = []
+        shapes = iter(self.shapes)
+        first = None
+        for p in self.params:
+            if p.kind == P.DEFAULT:
+                if not p.keyword_only:
+                    args.append(p.candidates[0])  # positional: passed explicitly, shown in the report
+                continue
+            if p.kind == P.TENSOR:
+                t = domain_values(next(shapes), gen, self.domain if p.requires_grad else "signed")
+                if first is None:
+                    first = t
+                args.append(t.requires_grad_(p.requires_grad))
+            elif p.kind == P.INDEX:
+                args.append(_index_tensor(first, gen, self.index_variant))
+            elif p.kind == P.SIZE:
+                args.append(torch.Size(first.shape if first is not None else (3, 4)))
+            elif p.kind == P.MASK:
+                base = first if first is not None else torch.zeros(3, 4)
+                m = torch.rand(base.shape, generator=gen) < 0.7
+                if m.numel():
+                    m.view(-1)[0] = True
+                args.append(m)
+            else:
+                args.append(self.values[p.name])
+        return tuple(args)
+
+    def info(self, seed):
+        return {
+            "seed": seed,
+            "shapes": [list(s) for s in self.shapes],
+            "domain": self.domain,
+            "values": dict((k, repr(v)) for k, v in self.values.items()),
+            "params": [p.describe() for p in self.params],
+        }
+
+
+def _index_tensor(first, gen, variant):
+    if first is None or first.dim() == 0:
+        return torch.randint(0, 3, (3,), generator=gen)
+    n = first.shape[-1]
+    shape = tuple(first.shape[:-1]) if variant == 0 else tuple(first.shape)
+    return torch.randint(0, n, shape, generator=gen)
+
+
+def _scalar_assignments(params):
+    """Values for the non-tensor parameters: the first candidates, then one change at a time."""
+    chosen = [p for p in params if p.kind in (P.INT, P.FLOAT, P.BOOL, P.STR, P.NONE)]
+    base = dict((p.name, p.candidates[0]) for p in chosen if p.candidates)
+    yield dict(base)
+    for p in chosen:
+        for value in p.candidates[1:]:
+            alt = dict(base)
+            alt[p.name] = value
+            yield alt
+
+
+def _finite(out):
+    for o in as_tuple(out):
+        if is_tensor(o) and (o.is_floating_point() or o.is_complex()) and o.numel():
+            if not bool(torch.isfinite(o.detach() if o.layout == torch.strided else o.detach().to_dense()).all()):
+                return False
+    return True
+
+
+def _responds(fn, args, out, seed):
+    """Do the outputs move when every differentiable input moves a little?"""
+    moved = []
+    for a in args:
+        if is_tensor(a) and a.requires_grad and a.layout == torch.strided:
+            with torch.no_grad():
+                step = 1e-3 * max(float(a.abs().max()) if a.numel() else 1.0, 1e-3)
+                moved.append(a.detach() + step * torch.linspace(0.5, 1.5, a.numel(), dtype=a.dtype).reshape(a.shape))
+        else:
+            moved.append(a)
+    if len(moved) == len(args) and all(m is a for m, a in zip(moved, args)):
         return True
-    if isinstance(ann, str):
-        s = ann.replace(" ", "")
-        if s in ("Tensor", "torch.Tensor"):
-            return True
-        if "Tensor" in s and ("Optional" in s or "None" in s):
-            return None
-        return False
-    args = getattr(ann, "__args__", None)
-    if args and torch.Tensor in args:
-        return None
+    torch.manual_seed(seed)
+    again = as_tuple(fn(*moved))
+    before = as_tuple(out)
+    for x, y in zip(before, again):
+        if is_tensor(x) and is_tensor(y) and x.shape == y.shape and (x.is_floating_point() or x.is_complex()):
+            if bool(((x.detach() - y.detach()).abs() > 1e-12).any()):
+                return True
     return False
 
 
+_BATCH_SHAPE = re.compile(r"\b[BNLbn]\s*[x×]\s*(\d+)(?:\s*[x×]\s*(\d+))?(?:\s*[x×]\s*(\d+))?")
+_LAST_DIM = re.compile(r"last (?:dim|dimension|axis)\w*(?: size)? (?:should|must|to) be (?:of size )?(\d+)", re.I)
+
+
+def shape_hints(message):
+    """Shapes an error message asks for: "a Bx3x3 batch" → (2, 3, 3); "last dim should be 4" → (2, 4)."""
+    hints = []
+    for m in _BATCH_SHAPE.finditer(message):
+        dims = tuple(int(d) for d in m.groups() if d)
+        if dims and all(0 < d <= 64 for d in dims):
+            hints.append((2,) + dims)
+    for m in _LAST_DIM.finditer(message):
+        d = int(m.group(1))
+        if 0 < d <= 64:
+            hints += [(3, d), (2, 3, d)]
+    return hints
+
+
+def _looks_like_domain(exc):
+    text = str(exc).lower()
+    return isinstance(exc, ValueError) or any(w in text for w in _DOMAIN_WORDS)
+
+
+def _unsupported(params):
+    for p in params:
+        if p.kind in P.UNSUPPORTED or (p.kind == P.STR and not p.candidates):
+            what = {P.CALLABLE: "it is called in forward", P.OBJECT: "forward uses attributes a tensor does not have",
+                    P.SEQUENCE: "forward iterates over it", P.STR: "a string, compared with no literal"}[p.kind]
+            return p, what
+    return None, None
+
+
 def synthesize(fn, fclass, spec, opts, reporter):
-    """(args, info) for ``fn``: tensors for its tensor parameters, defaults for the rest."""
-    params = value_params(fn, fclass)
+    """(args, info, recipe) for ``fn``, or an Outcome (no_inputs, or the code's own bug)."""
+    from . import customops
+
+    params = customops.schema_params(fn) if customops.is_op(fn) else P.infer(fn, fclass)
     if params is None:
         raise Outcome("no_inputs", None,
                       "cannot read the signature of the target; declare inputs with `# gradlint: inputs=...`")
-    plan = []  # ("tensor", name) | ("value", name, value)
-    for p in params:
-        if p.kind == p.VAR_POSITIONAL or p.kind == p.VAR_KEYWORD:
-            continue
-        ann = p.annotation
-        tensor_ann = is_tensor_annotation(ann)
-        if p.kind == p.KEYWORD_ONLY:
-            if p.default is p.empty:
-                raise Outcome("no_inputs", None,
-                              "cannot make a value for keyword-only `%s`; declare inputs with "
-                              "`# gradlint: inputs=...`" % p.name)
-            continue
-        if p.default is p.empty:
-            if ann is not p.empty and not tensor_ann:
-                raise Outcome("no_inputs", None,
-                              "cannot make a value for `%s` (%s, no default); declare inputs with "
-                              "`# gradlint: inputs=...`" % (p.name, ann_name(ann)))
-            plan.append(("tensor", p.name))
-        elif tensor_ann is True:
-            plan.append(("tensor", p.name))
-        else:
-            plan.append(("value", p.name, p.default))
+    bad, what = _unsupported(params)
+    if bad is not None:
+        raise Outcome("no_inputs", None,
+                      "cannot make a value for `%s` (%s); declare inputs with `# gradlint: inputs=...`"
+                      % (bad.name, what), synthesis={"params": [p.describe() for p in params]})
     seed = int(spec.get("seed", opts["seed"]))
-    n_t = sum(1 for e in plan if e[0] == "tensor")
+    n_t = sum(1 for p in params if p.kind == P.TENSOR)
+    if n_t and not any(p.requires_grad for p in params):
+        for p in params:  # every tensor gets None from backward: still check the first
+            if p.kind == P.TENSOR:
+                p.requires_grad = True
+                break
     shapes = spec.get("shapes")
     if shapes:
         if len(shapes) != n_t:
@@ -66,45 +259,132 @@ def synthesize(fn, fclass, spec, opts, reporter):
                           "✗ bad request: %d shapes given for %d tensor parameters" % (len(shapes), n_t))
         strategies = [[tuple(s) for s in shapes]]
     else:
-        strategies = [[s] * n_t for s in ((3,), (3, 3), (2, 3, 3), ())]
-    tried = []
-    first_exc = None
-    for strat in strategies:
-        gen = torch.Generator().manual_seed(seed)
-        args = []
-        it = iter(strat)
-        for e in plan:
-            if e[0] == "tensor":
-                args.append(away_from_zero(next(it), gen).requires_grad_(True))
-            else:
-                args.append(e[2])
-        args = tuple(args)
+        strategies = _shape_strategies(n_t) if n_t else [[]]
+    search = _Search(fn, params, opts, reporter)
+    recipe = search.run(strategies, seed)
+    if recipe is None:
+        raise search.failure()
+    args = recipe.make(seed)
+    info = recipe.info(seed)
+    info["attempts"] = search.attempts
+    return args, info, recipe
+
+
+class _Search(object):
+    def __init__(self, fn, params, opts, reporter):
+        self.fn = fn
+        self.params = params
+        self.opts = opts
+        self.reporter = reporter
+        self.attempts = 0
+        self.errors = []  # (exception, "Type: first line")
+        self.nonfinite = 0
+        self.vacuous = None  # the first recipe forward accepts, though its outputs do not move
+        self.hints = []  # shapes named by error messages ("Bx3x3", "last dim should be 4")
+        self.started = time.monotonic()
+
+    def exhausted(self):
+        return self.attempts >= MAX_ATTEMPTS or time.monotonic() - self.started > MAX_SECONDS
+
+    def run(self, strategies, seed):
+        variants = (0, 1) if any(p.kind == P.INDEX for p in self.params) else (0,)
+        n = len(strategies[0]) if strategies else 0
+        for values in _scalar_assignments(self.params):
+            queue = list(strategies)
+            position = 0
+            while position < len(queue):
+                for hinted in reversed(self.hinted_shapes(n)):  # shapes an error message asked for: next
+                    if hinted not in queue[:position]:
+                        if hinted in queue:
+                            queue.remove(hinted)
+                        queue.insert(position, hinted)
+                shapes = queue[position]
+                position += 1
+                for variant in variants:
+                    recipe = self.try_domains(values, shapes, variant, seed)
+                    if recipe is not None:
+                        return recipe
+                    if self.exhausted():
+                        return self.vacuous
+        return self.vacuous
+
+    def hinted_shapes(self, n):
+        out = []
+        while self.hints and n:
+            shape = self.hints.pop(0)
+            out.append([shape] * n)
+        return out
+
+    def try_domains(self, values, shapes, variant, seed):
+        for domain in DOMAINS:
+            recipe = Recipe(self.params, values, shapes, domain, variant)
+            verdict = self.try_recipe(recipe, seed)
+            if verdict == "ok":
+                return recipe
+            if verdict == "vacuous" and self.vacuous is None:
+                self.vacuous = recipe  # forward works but nothing moves: keep looking
+            if verdict == "shape" or self.exhausted():
+                return None
+        return None
+
+    def try_recipe(self, recipe, seed):
+        """ "ok", "domain" (try another domain) or "shape" (try another shape)."""
+        self.attempts += 1
         try:
-            torch.manual_seed(opts["seed"])
-            fn(*args)
+            args = recipe.make(seed)
+            torch.manual_seed(self.opts["seed"])
+            out = self.fn(*args)
         except Exception as e:
             if is_memory_error(e):
-                raise reporter.user_exception(e, "forward")
-            if first_exc is None:
-                first_exc = e
-            tried.append({"shapes": [list(s) for s in strat], "error": "%s: %s" % (
-                type(e).__name__, first_line(exc_text(e, 300)))})
-            if n_t == 0:
-                break
-            continue
-        info = {"seed": seed, "shapes": [list(s) for s in strat], "tried": tried,
-                "plan": [e[0] for e in plan]}
-        return args, info
-    # the same error for every shape is a bug in the code, not a shape problem
-    same_everywhere = len(tried) > 1 and len(set(t["error"] for t in tried)) == 1
-    if first_exc is not None and (same_everywhere or not isinstance(first_exc, (RuntimeError, ValueError, IndexError))):
-        oc = reporter.user_exception(first_exc, "forward")
-        oc.extra["synthesis"] = {"tried": tried}
-        raise oc
-    raise Outcome(
-        "no_inputs", None,
-        "forward failed for every synthesized input shape (%s); declare inputs with "
-        "`# gradlint: inputs=...`" % ", ".join(str(tuple(s["shapes"][0])) if s["shapes"] else "()" for s in tried),
-        "\n".join("%s: %s" % (s["shapes"], s["error"]) for s in tried),
-        synthesis={"tried": tried},
-    )
+                raise self.reporter.user_exception(e, "forward")
+            self.errors.append((e, "%s: %s" % (type(e).__name__, first_line(exc_text(e, 300)))))
+            self.hints.extend(s for s in shape_hints(str(e)) if s not in self.hints)
+            return "domain" if _looks_like_domain(e) else "shape"
+        if not _finite(out):
+            self.nonfinite += 1
+            return "domain"
+        try:
+            if not _responds(self.fn, args, out, self.opts["seed"]):
+                return "vacuous"
+        except Exception:
+            pass  # forward failed on perturbed inputs: keep this input set, the checks will tell
+        return "ok"
+
+    def failure(self):
+        """The Outcome when no input set worked."""
+        if self.errors:
+            texts = [t for _e, t in self.errors]
+            first_exc = self.errors[0][0]
+            same = len(set(texts)) == 1 and len(texts) > 1
+            code_bug = isinstance(first_exc, _CODE_BUGS + (AttributeError,)) or any(
+                phrase in texts[0] for phrase in _TORCH_SAYS_CODE_BUG)
+            if same and code_bug and not _abstract(first_exc):
+                oc = self.reporter.user_exception(first_exc, "forward")
+                oc.extra["synthesis"] = {"attempts": self.attempts, "params": [p.describe() for p in self.params]}
+                return oc
+            if _abstract(first_exc):
+                return Outcome("no_inputs", None,
+                               "abstract Function: forward needs `%s`, which only subclasses define"
+                               % _missing_attribute(first_exc))
+            last = texts[-1]
+        else:
+            last = "forward returned NaN or inf for every input set"
+        return Outcome(
+            "no_inputs", None,
+            "no synthesized inputs worked (%d tried; last: %s); declare inputs with `# gradlint: inputs=...`"
+            % (self.attempts, last[:160]),
+            "\n".join(sorted(set(t for _e, t in self.errors)))[:4000] or None,
+            synthesis={"attempts": self.attempts, "params": [p.describe() for p in self.params]},
+        )
+
+
+def _abstract(exc):
+    return isinstance(exc, (AttributeError, NotImplementedError)) and (
+        "type object" in str(exc) or isinstance(exc, NotImplementedError))
+
+
+def _missing_attribute(exc):
+    text = str(exc)
+    if "attribute '" in text:
+        return text.split("attribute '", 1)[1].split("'", 1)[0]
+    return "an implementation"
