@@ -9,6 +9,7 @@ import libcst as cst
 
 from .autograd_functions import AutogradFunction, find_autograd_functions
 from .custom_ops import CustomOp, custom_ops
+from .checked_code import CheckedCode, FunctionIndex, checked_code
 from .facts import Evaluator
 from .func_transforms import TransformedApply, transformed_applies
 from .gradcheck_calls import GradcheckCall, find_gradcheck_calls, may_call_gradcheck
@@ -72,3 +73,14 @@ class BlockAnalysis:
         if any(not self.holds(use.apply_site) or not self.holds(use.function.site) for use in found):
             self.reads_other_blocks = True
         return found
+    @cached_property
+    def function_index(self) -> FunctionIndex:
+        return FunctionIndex(self.context)
+
+    def checked_code(self, call: GradcheckCall) -> CheckedCode | None:
+        """What ``call`` checks (shared by the rules that ask)."""
+        cache = self.__dict__.setdefault("_checked_code", {})
+        key = id(call.node)
+        if key not in cache:
+            cache[key] = checked_code(call, self.function_index)
+        return cache[key]
