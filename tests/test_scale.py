@@ -7,6 +7,7 @@ import json
 import random
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import libcst as cst
@@ -16,6 +17,7 @@ from gradlint.analysis import traverse
 from gradlint.analysis.source import rescan, scan
 from gradlint.engine.batch import in_shard, parse_shard, shard_of
 from gradlint.engine.blocks import BlockCache
+from gradlint.engine.check_cache import FORMAT
 from gradlint.engine.files import UsageError
 from gradlint.engine.linter import LintCache, LintCancelled, lint_source
 from gradlint.engine.options import ALL_CODES, LintOptions
@@ -42,23 +44,61 @@ def _corpus() -> list[tuple[str, str]]:
     for directory in ("nn/parallel", "nn/utils/_expanded_weights"):
         texts += [(str(p), p.read_text()) for p in sorted((TORCH / directory).rglob("*.py"))]
     for name in ("nn/modules/_functions.py", "autograd/function.py", "autograd/__init__.py",
-                 "utils/checkpoint.py", "nn/modules/linear.py"):
+                 "utils/checkpoint.py", "nn/modules/linear.py",
+                 # custom ops and torch.func (GL030-GL044) in real code; the first two hold
+                 # findings (GL037, GL004), the others Functions under transforms and ops
+                 "sparse/semi_structured.py", "distributed/tensor/_redistribute.py",
+                 "testing/_internal/autograd_function_db.py", "testing/_internal/custom_op_db.py",
+                 "_library/autograd.py", "_functorch/autograd_function.py"):
         texts.append((name, (TORCH / name).read_text()))
     texts.append(("generated.py", module(600)))
+    # a transform bound under another name in another block (found through the binding)
+    texts.append(("alias.py", TRANSFORM_ALIAS))
     for rule in ALL_RULES:
         for index, example in enumerate([*rule.VALID, *rule.INVALID]):
-            texts.append((f"{rule.code}-{index}.py", example.code))
+            texts.append((f"{rule.code}-{index}.py", textwrap.dedent(example.code).lstrip("\n")))
     return texts
+
+
+TRANSFORM_ALIAS = """\
+import torch
+from torch import func
+
+
+class Fn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+grad_of = func.grad
+
+
+def loss(x):
+    return Fn.apply(x).sum()
+
+
+grad_of(loss)(torch.ones(3))
+"""
 
 
 def test_same_findings_with_every_speed_up_off():
     checked = 0
+    codes: set[str] = set()
     for name, text in _corpus():
         fast = lint_source(text, name).findings
         reference = lint_source(text, name, exhaustive=True).findings
         assert fast == reference, name
         checked += bool(reference)
+        codes.update(f.code for f in reference)
     assert checked > 40  # the corpus has findings to compare
+    # every rule's findings are compared (each rule's INVALID examples are in the corpus)
+    assert codes >= {rule.code for rule in ALL_RULES if rule.INVALID and not rule.engine_level}
 
 
 def test_parallel_cached_cli_run_equals_sequential_uncached(tmp_path):
@@ -320,7 +360,7 @@ def test_concurrent_runs_share_the_cache_safely(tmp_path):
     assert first and all(json.loads(out) == first for out, _ in outputs)
     entries = _entries(cache)
     assert len(entries) == 8 and not list((cache / "check").rglob(".tmp-*"))
-    assert all(json.loads(entry.read_text())["format"] == 1 for entry in entries)
+    assert all(json.loads(entry.read_text())["format"] == FORMAT for entry in entries)
     again = subprocess.run(command, cwd=project, capture_output=True, text=True)
     assert json.loads(again.stdout) == first
 
@@ -336,3 +376,26 @@ def test_clean_removes_the_cache_and_nothing_else(tmp_path, cli):
     (other / "keep.txt").write_text("x")
     assert "No gradlint cache" in cli("clean", "--cache-dir", str(other), cwd=tmp_path).stdout
     assert (other / "keep.txt").is_file()
+
+
+def test_text_summary_and_notebooks_are_the_same_from_the_cache(tmp_path, cli):
+    import shutil
+
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "examples", project)
+    shutil.copy(ROOT / "tests" / "fixtures" / "notebooks" / "prototype.ipynb", project)
+    cache = tmp_path / "cache"
+
+    def text(*extra: str) -> str:
+        result = cli("check", "--no-color", "--cache-dir", str(cache), *extra, ".", cwd=project)
+        assert result.returncode == 1, result.stderr
+        return result.stdout
+
+    for extra in ((), ("--unsafe-fixes",)):
+        reference = text("--no-cache", *extra)
+        assert "fixable with `--fix`" in reference and "prototype.ipynb:cell" in reference
+        assert text(*extra) == reference  # cold: counts the fixes and writes them
+        assert text(*extra) == reference  # answered from the cache
+    json_run = _check_json(cli, project, cache)  # a JSON run reads entries a text run wrote
+    assert json_run == _check_json(cli, project, cache, "--no-cache")
+    assert any(f.get("cell") is not None for f in json_run) or any("cell" in f["path"] for f in json_run)

@@ -12,6 +12,7 @@ from typing import Sequence
 from .check_cache import CheckCache, entry_key
 from .files import FileReport, UsageError, lint_file
 from .options import LintOptions
+from .reading import MAX_FILE_BYTES, MAX_NOTEBOOK_BYTES, is_notebook, read_bytes
 
 # Below this much source to analyse, starting worker processes costs more than it saves.
 PARALLEL_MIN_BYTES = 256 * 1024
@@ -54,25 +55,36 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+def _read(path: Path) -> bytes:
+    """A file's bytes, checked before reading (never a FIFO or a device, never too much):
+    OSError or SourceDecodeError otherwise (lint_file reports those)."""
+    return read_bytes(path, MAX_NOTEBOOK_BYTES if is_notebook(path.name) else MAX_FILE_BYTES)
+
+
 def check_files(jobs: Sequence[Job], *, workers: int = 0, fixing: bool = False,
-                unsafe: bool = False, cache: CheckCache | None = None) -> list[FileReport]:
+                unsafe: bool = False, cache: CheckCache | None = None,
+                count_fixes: bool = False) -> list[FileReport]:
     """Reports for ``jobs``, in order. ``workers`` 0: one per CPU when the work is big
-    enough to pay for processes. The cache is read and written only when not fixing."""
+    enough to pay for processes. The cache is read and written only when not fixing.
+    ``count_fixes``: count into each report's ``fixable`` what `--fix` would apply."""
+    from ..analysis.source import SourceDecodeError
+
     use_cache = cache is not None and not fixing
+    kind = ("unsafe" if unsafe else "safe") if count_fixes else None
     reports: list[FileReport | None] = [None] * len(jobs)
     pending: list[tuple[int, int]] = []  # (position, size)
     for position, job in enumerate(jobs):
         size = 0
         if use_cache:
             try:
-                data = job.path.read_bytes()
-            except OSError:
+                data = _read(job.path)
+            except (OSError, SourceDecodeError):
                 pending.append((position, 0))
                 continue
             size = len(data)
-            hit = cache.get(job.path, entry_key(data, job.options.key()), job.display)  # type: ignore[union-attr]
+            hit = cache.get(job.path, entry_key(data, job.options.key()), job.display, kind)  # type: ignore[union-attr]
             if hit is not None:
-                reports[position] = FileReport(job.path, job.display, hit)
+                reports[position] = FileReport(job.path, job.display, hit[0], fixable=hit[1])
                 continue
         else:
             try:
@@ -81,7 +93,7 @@ def check_files(jobs: Sequence[Job], *, workers: int = 0, fixing: bool = False,
                 pass
         pending.append((position, size))
 
-    tasks = [(jobs[position], fixing, unsafe, use_cache) for position, _ in pending]
+    tasks = [(jobs[position], fixing, unsafe, use_cache, count_fixes) for position, _ in pending]
     count = workers if workers > 0 else default_workers()
     total = sum(size for _, size in pending)
     if count > 1 and len(tasks) >= PARALLEL_MIN_FILES and (workers > 0 or total >= PARALLEL_MIN_BYTES):
@@ -91,17 +103,21 @@ def check_files(jobs: Sequence[Job], *, workers: int = 0, fixing: bool = False,
     for (position, _), (report, key) in zip(pending, results):
         reports[position] = report
         if use_cache and key is not None and report.internal_error is None:
-            cache.put(jobs[position].path, key, report.findings)  # type: ignore[union-attr]
+            cache.put(jobs[position].path, key, report.findings,  # type: ignore[union-attr]
+                      {kind: report.fixable} if kind else None)
     return reports  # type: ignore[return-value]
 
 
 def _check_one(task: tuple) -> tuple[FileReport, str | None]:
-    job, fixing, unsafe, want_key = task
+    from ..analysis.source import SourceDecodeError
+
+    job, fixing, unsafe, want_key, count_fixes = task
     try:
-        data = job.path.read_bytes()
-    except OSError:
+        data = _read(job.path)
+    except (OSError, SourceDecodeError):  # reported by lint_file, never cached
         return lint_file(job.path, job.display, job.options, fix=fixing, unsafe=unsafe), None
-    report = lint_file(job.path, job.display, job.options, fix=fixing, unsafe=unsafe, data=data)
+    report = lint_file(job.path, job.display, job.options, fix=fixing, unsafe=unsafe, data=data,
+                       count_fixes=count_fixes)
     if not fixing:
         report.original = None  # the parent needs only the findings (less to send back)
     return report, (entry_key(data, job.options.key()) if want_key else None)

@@ -24,7 +24,7 @@ from pathlib import Path
 from .. import __version__
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
 
-FORMAT = 1
+FORMAT = 2
 MARKER = "CACHEDIR.TAG"
 _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
         "# This directory is gradlint's cache (`gradlint clean` removes it).\n")
@@ -71,7 +71,11 @@ class CheckCache:
         name = hashlib.blake2b(os.fsencode(os.path.abspath(path)), digest_size=16).hexdigest()
         return self.entries / name[:2] / f"{name[2:]}.json"
 
-    def get(self, path: Path, key: str, display: str) -> list[Finding] | None:
+    def get(self, path: Path, key: str, display: str,
+            fixable: str | None = None) -> tuple[list[Finding], int] | None:
+        """The findings of an entry for ``key``, and, when ``fixable`` names a kind of fixes
+        ("safe" or "unsafe"), how many of them `--fix` would apply (an entry that did not
+        count them is a miss)."""
         try:
             with open(self._entry(path), "rb") as handle:
                 raw = handle.read()
@@ -82,17 +86,23 @@ class CheckCache:
             if entry.get("format") != FORMAT or entry.get("key") != key:
                 return None  # stale
             payload = entry["findings"]
-            if entry.get("check") != _checksum(payload):
+            counts = entry.get("fixable") or {}
+            if entry.get("check") != _checksum([payload, counts]):
                 return None  # damaged
-            return [finding_from_json(item, display) for item in payload]
+            if fixable is not None and fixable not in counts:
+                return None  # not counted by the run that wrote it
+            return ([finding_from_json(item, display) for item in payload],
+                    int(counts[fixable]) if fixable is not None else 0)
         except (ValueError, TypeError, KeyError, AttributeError, IndexError):
             return None  # corrupt: never trusted
 
-    def put(self, path: Path, key: str, findings: list[Finding]) -> None:
+    def put(self, path: Path, key: str, findings: list[Finding], fixable: dict[str, int] | None = None) -> None:
         if not self.writable:
             return
         payload = [finding_to_json(f) for f in findings]
-        entry = {"format": FORMAT, "key": key, "findings": payload, "check": _checksum(payload)}
+        counts = fixable or {}
+        entry = {"format": FORMAT, "key": key, "findings": payload, "fixable": counts,
+                 "check": _checksum([payload, counts])}
         import tempfile  # (only runs that write pay for importing it)
 
         target = self._entry(path)
@@ -141,7 +151,7 @@ def clean(directory: Path) -> bool:
     return True
 
 
-def _checksum(payload: list) -> str:
+def _checksum(payload) -> str:
     text = json.dumps(payload, separators=(",", ":"), sort_keys=True)
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
@@ -159,9 +169,10 @@ def finding_to_json(f: Finding) -> dict:
     fix = None
     if f.fix is not None:
         fix = {"title": f.fix.title, "applicability": f.fix.applicability.value,
-               "edits": [[_range_json(e.range), e.new_text] for e in f.fix.edits]}
+               "edits": [[_range_json(e.range), e.new_text, e.cell] for e in f.fix.edits]}
     return {"code": f.code, "name": f.name, "severity": f.severity.value, "message": f.message,
-            "range": _range_json(f.range), "fix": fix, "statement_line": f.statement_line}
+            "range": _range_json(f.range), "fix": fix, "statement_line": f.statement_line,
+            "cell": f.cell}
 
 
 def finding_from_json(item: dict, path: str) -> Finding:
@@ -169,8 +180,13 @@ def finding_from_json(item: dict, path: str) -> Finding:
     if item["fix"] is not None:
         raw = item["fix"]
         fix = Fix(str(raw["title"]), Applicability(raw["applicability"]),
-                  tuple(Edit(_range(rng), str(text)) for rng, text in raw["edits"]))
+                  tuple(Edit(_range(rng), str(text), _cell(cell)) for rng, text, cell in raw["edits"]))
     statement_line = item["statement_line"]
     return Finding(str(item["code"]), str(item["name"]), Severity(item["severity"]),
                    str(item["message"]), _range(item["range"]), fix,
-                   None if statement_line is None else int(statement_line), path)
+                   None if statement_line is None else int(statement_line), path,
+                   _cell(item["cell"]))
+
+
+def _cell(value) -> int | None:
+    return None if value is None else int(value)

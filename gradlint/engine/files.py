@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import re
 import stat
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
@@ -13,11 +13,12 @@ from ..analysis.source import SourceDecodeError, decode_source
 from ..findings import Finding, Range, Severity
 from .config import Config, ConfigResolver
 from .options import LintOptions
+from .reading import (MAX_FILE_BYTES, MAX_NOTEBOOK_BYTES, NotARegularFile,  # noqa: F401 (re-exported)
+                      is_notebook, read_bytes)
 
 if TYPE_CHECKING:
+    from .fixes import FixOutcome
     from .linter import LintCache
-
-MAX_FILE_BYTES = 8 * 1024 * 1024
 
 # Directories never worth analysing (ruff's defaults, roughly), plus any virtualenv.
 SKIPPED_DIRECTORIES = frozenset({
@@ -34,20 +35,35 @@ class UsageError(Exception):
     """Something the user asked for that cannot be done (exit status 2)."""
 
 
+def resolves_inside(path: Path, folder: Path) -> bool:
+    """Is ``path``, symlinks followed, inside ``folder`` (symlinks followed)? The rule for
+    code gradlint chooses to run: it stays inside the folder it was asked to look in."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+
+
 def _skipped_directory(path: Path) -> bool:
     name = path.name
     return (name in SKIPPED_DIRECTORIES or name.endswith(".egg-info")
             or (path / "pyvenv.cfg").is_file())
 
 
-def discover(paths: Sequence[Path], resolver: ConfigResolver) -> Iterator[Path]:
-    """Python files under ``paths``. Files named explicitly are always included;
-    directories are walked, skipping VCS, virtualenv, build and excluded directories."""
+def discover(paths: Sequence[Path], resolver: ConfigResolver, *, notebooks: bool = False,
+             force_exclude: bool = False) -> Iterator[Path]:
+    """Python files (and Jupyter notebooks when ``notebooks``) under ``paths``. Files named
+    explicitly are included unless ``force_exclude`` and the configuration excludes them
+    (what pre-commit needs: it names every changed file); directories are walked, skipping
+    VCS, virtualenv, build and excluded directories."""
+    suffixes = (".py", ".pyi", ".ipynb") if notebooks else (".py", ".pyi")
     seen: set[Path] = set()
     for root in paths:
         if not root.exists():
             raise UsageError(f"path does not exist: {root}")
-        if root.is_file():
+        if not root.is_dir():  # a file, or a FIFO/device named explicitly: reported when read
+            if force_exclude and resolver.for_path(root).is_excluded(root):
+                continue
             if root.resolve() not in seen:
                 seen.add(root.resolve())
                 yield root
@@ -63,7 +79,7 @@ def discover(paths: Sequence[Path], resolver: ConfigResolver) -> Iterator[Path]:
                 kept.append(sub)
             subdirs[:] = kept
             for name in sorted(files):
-                if not (name.endswith(".py") or name.endswith(".pyi")):
+                if not name.endswith(suffixes):
                     continue
                 path = base / name
                 if resolver.for_path(path).is_excluded(path):
@@ -82,18 +98,22 @@ class FileReport:
     original: str | None = None  # the text as read (None when unreadable)
     fixed: str | None = None  # the text after fixes (when fixing)
     fixes_applied: int = 0
+    fixable: int = 0  # how many fixes `--fix` would apply (when counted)
     internal_error: str | None = None  # gradlint failed on this file (a bug to report)
 
 
 def read_text(path: Path) -> str:
-    return source_text(path.read_bytes())
+    limit = MAX_NOTEBOOK_BYTES if is_notebook(path.name) else MAX_FILE_BYTES
+    return decode_source(read_bytes(path, limit))
 
 
-def source_text(data: bytes) -> str:
-    """The text of a source file's bytes (SourceDecodeError: too large, or not decodable)."""
-    if len(data) > MAX_FILE_BYTES:
+def source_text(data: bytes, name: str = "") -> str:
+    """The text of a source file's bytes already read (SourceDecodeError: too large, or not
+    decodable)."""
+    limit = MAX_NOTEBOOK_BYTES if is_notebook(name) else MAX_FILE_BYTES
+    if len(data) > limit:
         raise SourceDecodeError(f"file is too large to analyse ({len(data) // 1024 // 1024} MiB; "
-                                f"the limit is {MAX_FILE_BYTES // 1024 // 1024} MiB)", 1, 0)
+                                f"the limit is {limit // 1024 // 1024} MiB)", 1, 0)
     return decode_source(data)
 
 
@@ -122,6 +142,12 @@ def conftest_sets_default_dtype(path: Path, root: Path) -> bool:
     return False
 
 
+def options_for(path: Path, config: Config, select: list[str] | None,
+                extra_ignore: Sequence[str]) -> LintOptions:
+    return config.options_for(path, select, extra_ignore,
+                              dtype_unknown=conftest_sets_default_dtype(path, config.root))
+
+
 def _sets_default_dtype(setup: Path) -> bool:
     """Read each setup file once per version of it (every file of a package asks about the
     same ``__init__.py``)."""
@@ -133,8 +159,8 @@ def _sets_default_dtype(setup: Path) -> bool:
     known = _SETUP_FILES.get(key)
     if known is None:
         try:
-            known = bool(_SET_DEFAULT.search(setup.read_bytes())) if stat.S_ISREG(status.st_mode) else False
-        except OSError:
+            known = bool(_SET_DEFAULT.search(read_bytes(setup))) if stat.S_ISREG(status.st_mode) else False
+        except (OSError, SourceDecodeError):
             known = False
         if len(_SETUP_FILES) > 4096:
             _SETUP_FILES.clear()
@@ -189,26 +215,33 @@ def options_for(path: Path, config: Config, select: list[str] | None,
 
 def lint_file(path: Path, display: str, options: LintOptions, *, fix: bool = False,
               unsafe: bool = False, cache: LintCache | None = None,
-              data: bytes | None = None) -> FileReport:
+              count_fixes: bool = False, data: bytes | None = None) -> FileReport:
     """Lint the file at ``path`` (whose bytes are ``data`` when already read)."""
     report = FileReport(path, display)
     try:
-        text = read_text(path) if data is None else source_text(data)
+        text = read_text(path) if data is None else source_text(data, path.name)
     except SourceDecodeError as error:
         report.findings = [file_error(display, error.message, error.line, error.column)]
         return report
     except OSError as error:
         report.findings = [file_error(display, f"cannot read file: {error.strerror or error}")]
         return report
-    return lint_text(text, path, display, options, fix=fix, unsafe=unsafe, cache=cache)
+    return lint_text(text, path, display, options, fix=fix, unsafe=unsafe, cache=cache,
+                     count_fixes=count_fixes)
 
 
 def lint_text(text: str, path: Path | None, display: str, options: LintOptions, *,
-              fix: bool = False, unsafe: bool = False, cache: LintCache | None = None) -> FileReport:
-    from .fixes import FixOutcome, fix_source
+              fix: bool = False, unsafe: bool = False, cache: LintCache | None = None,
+              count_fixes: bool = False) -> FileReport:
+    """Lint (or, with ``fix``, fix) one text. ``count_fixes``: also count, into
+    ``report.fixable``, the fixes that fixing would apply (by fixing a copy, so the count
+    is exactly what ``--fix`` does: fixes that unlock others, overlaps, unparsable files)."""
+    from .fixes import allowed, fix_source, fixes_apply
     from .linter import lint_source
 
     report = FileReport(path or Path(display), display, original=text)
+    if is_notebook(display):
+        return _lint_notebook(report, options, fix, unsafe, cache)
     try:
         if fix:
             outcome: FixOutcome = fix_source(text, display, options, unsafe=unsafe, cache=cache)
@@ -217,7 +250,30 @@ def lint_text(text: str, path: Path | None, display: str, options: LintOptions, 
             report.findings = outcome.remaining
         else:
             report.findings = lint_source(text, display, options, cache).findings
+            if count_fixes and fixes_apply(report.findings) and \
+                    any(allowed(f.fix, unsafe) for f in report.findings):
+                report.fixable = fix_source(text, display, options, unsafe=unsafe, cache=cache).fixed
     except Exception as error:  # a bug in gradlint: report it, and go on with other files
         report.internal_error = f"{type(error).__name__}: {error}"
         report.fixed = None
+    return report
+
+
+def _lint_notebook(report: FileReport, options: LintOptions, fix: bool, unsafe: bool,
+                   cache: LintCache | None) -> FileReport:
+    from .notebooks import NotebookError, lint_notebook
+
+    assert report.original is not None
+    try:
+        result = lint_notebook(report.original, report.display, options, fix=fix, unsafe=unsafe,
+                               cache=cache)
+    except NotebookError as error:
+        report.findings = [file_error(report.display, str(error))]
+        return report
+    except Exception as error:  # a bug in gradlint: report it, and go on with other files
+        report.internal_error = f"{type(error).__name__}: {error}"
+        return report
+    report.findings = result.findings
+    report.fixed = result.fixed_text
+    report.fixes_applied = result.fixes_applied
     return report

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from ..analysis.source import NEWLINE
 from ..findings import Applicability, Finding, Fix, Position
-from .linter import LintCache, LintOptions, lint_source
+
+if TYPE_CHECKING:  # (the linter, and libcst with it, is imported only when something is fixed)
+    from .linter import LintCache, LintOptions
 
 MAX_PASSES = 10
 
@@ -28,6 +30,11 @@ class LineIndex:
 
 def allowed(fix: Fix | None, unsafe: bool) -> bool:
     return fix is not None and (unsafe or fix.applicability is Applicability.SAFE)
+
+
+def fixes_apply(findings: Iterable[Finding]) -> bool:
+    """Whether fixing edits a file with these findings at all: never one that does not parse."""
+    return not any(f.code == "GL000" for f in findings)
 
 
 def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
@@ -68,11 +75,13 @@ class FixOutcome:
 def fix_source(text: str, path: str, options: LintOptions, unsafe: bool = False,
                cache: LintCache | None = None) -> FixOutcome:
     """Apply fixes until none applies (fixes can unlock others), at most MAX_PASSES times."""
+    from .linter import LintCache, lint_source
+
     cache = cache or LintCache()
     fixed = 0
     findings = lint_source(text, path, options, cache).findings
     for _ in range(MAX_PASSES):
-        if any(f.code == "GL000" for f in findings):
+        if not fixes_apply(findings):
             break  # never edit a file that does not parse
         fixes = [f.fix for f in findings if allowed(f.fix, unsafe)]
         if not fixes:

@@ -7,18 +7,20 @@ re-parsed nor re-analysed.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Mapping, Sequence
 
 import libcst as cst
 
 from ..analysis import torch_api, traverse
 from ..analysis.block import BlockAnalysis
+from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, library_aliases, limit_search
 from ..analysis.facts import Evaluator
-from ..analysis.scopes import ModuleContext, default_dtype_of
-from ..analysis.source import NEWLINE, Block, ScannedSource, rescan, scan
+from ..analysis.scopes import ModuleContext, Site, default_dtype_of
+from ..analysis.source import NEWLINE, Block, ScannedSource, code_only, rescan, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
 from ..rules import RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from ..rules.base import Report, Rule
@@ -93,6 +95,38 @@ class ModuleView:
     evaluator: Evaluator
     gradcheck_aliases: list[str]
     top_to_block: dict[int, int]  # id(top-level statement) -> position in `good`
+    _lazy: dict = field(default_factory=dict)
+
+    def custom_op_blocks(self, text: str) -> frozenset[int]:
+        """Positions of the blocks holding a piece of a torch.library custom op."""
+        if "custom_op_blocks" not in self._lazy:
+            found: set[int] = set()
+            if MENTIONS_TORCH_LIBRARY.search(text):
+                for op in custom_ops(self.context):
+                    for site in op.sites():
+                        position = self.top_to_block.get(id(site.top_statement))
+                        if position is not None:
+                            found.add(position)
+            self._lazy["custom_op_blocks"] = frozenset(found)
+        return self._lazy["custom_op_blocks"]
+
+    def lines_of(self, node: cst.CSTNode, site: Site) -> tuple[int, int] | None:
+        """(first, last) 1-based file lines of ``node``, which sits in the statement at
+        ``site`` (any block): where a custom op's backward or fake is, for the runner."""
+        position = self.top_to_block.get(id(site.top_statement))
+        if position is None:
+            return None
+        block, entry = self.good[position]
+        span = entry.position(node)
+        return span.start.line + block.start_line - 1, span.end.line + block.start_line - 1
+
+    def aliases_of(self, qualified: frozenset[str]) -> list[str]:
+        """Module-level names bound to one of ``qualified`` (`from torch.func import grad`)."""
+        key = ("aliases", qualified)
+        if key not in self._lazy:
+            self._lazy[key] = [name for name in self.context.scope.table.bindings
+                               if self.context.resolve_name(name, self.context.scope) in qualified]
+        return self._lazy[key]
 
     def analysis(self, position: int) -> BlockAnalysis:
         block, entry = self.good[position]
@@ -113,6 +147,8 @@ def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
         indexes.append(range(len(statements), len(statements) + len(entry.module.body)))
         statements.extend(entry.module.body)
     context = ModuleContext(statements)
+    # custom ops are defined and registered only where the code mentions torch.library
+    limit_search(context, _library_statements(text, good, indexes, context))
     if default_dtype == AUTO:
         context.default_dtype = default_dtype_of([(e.module, b.text) for b, e in good], context)
     else:
@@ -198,7 +234,8 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
             continue
         code = Code(block.text)
         active = [rule for rule in rules
-                  if exhaustive or may_fire(rule, block.text, code, view.gradcheck_aliases)]
+                  if exhaustive or may_fire(rule, block.text, code, view.gradcheck_aliases)
+                  or _may_fire_across_blocks(rule, position, block.text, view, text)]
         if not active:
             cache.remember(key, [])
             continue
@@ -212,7 +249,7 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
                                               options)
                 cacheable = cacheable and not remote
                 local.append(finding)
-        if cacheable:
+        if cacheable and not analysis.reads_other_blocks:
             cache.remember(key, local)
         findings.extend(f.shifted(block.start_line - 1) for f in local)
         entry.forget_positions()  # ~200 bytes per character: never kept
@@ -295,6 +332,34 @@ def _parse_blocks(blocks: Sequence[Block], cache: BlockCache, text: str,
     return merged
 
 
+
+
+def _library_statements(text: str, good: Sequence[tuple[Block, ParsedBlock]],
+                        indexes: Sequence[range], context: ModuleContext) -> list[int]:
+    """Positions of the top-level statements whose code mentions torch.library (or a
+    module-level alias of its API)."""
+    if not MENTIONS_TORCH_LIBRARY.search(text):
+        return []
+    aliases = library_aliases(context)
+    alias = re.compile(r"\b(?:" + "|".join(map(re.escape, aliases)) + r")\b") if aliases else None
+    found = []
+    for (block, _), block_indexes in zip(good, indexes):
+        if MENTIONS_TORCH_LIBRARY.search(block.text) or (alias and alias.search(block.text)):
+            code = code_only(block.text)
+            if MENTIONS_TORCH_LIBRARY.search(code) or (alias and alias.search(code)):
+                found.extend(block_indexes)
+    return found
+
+
+def _may_fire_across_blocks(rule: Rule, position: int, block_text: str, view: ModuleView,
+                            text: str) -> bool:
+    """Rules about code spread over blocks: the block holds a piece of a custom op, or
+    names a module-level alias of an API the rule is about."""
+    if rule.requires_custom_op_parts and position in view.custom_op_blocks(text):
+        return True
+    if rule.requires_aliases_of:
+        return any(alias in block_text for alias in view.aliases_of(rule.requires_aliases_of))
+    return False
 
 
 def _gradcheck_aliases(context: ModuleContext) -> list[str]:

@@ -16,6 +16,7 @@ from typing import Callable, Iterable
 from ..rules import RULES_BY_CODE, SYNTAX_ERROR
 from ..analysis.source import without_comments_and_strings
 from ..rules.base import CODE_PATTERNS, MENTIONS_GRADCHECK, Rule
+from ..rules import required_text
 from ..rules.required_text import required_literals
 
 
@@ -51,13 +52,14 @@ class RuleFilter:
                 (folded if lower else plain).update(needles)
             if rule.requires_gradcheck_aliases:
                 plain.add("gradcheck")  # `from ... import gradcheck as gc` names it
+            plain.update(_alias_modules(rule.requires_aliases_of))
         self._plain = _alternation(plain)
         self._folded = _alternation(folded)
 
     def may_fire(self, text: str) -> bool:
         if self.always:
             return True
-        if any(rule.may_match(text) for rule in self.unfiltered):
+        if any(may_fire(rule, text, Code(text)) for rule in self.unfiltered):
             return True
         lowered = None
         hit = self._plain is not None and self._plain.search(text) is not None
@@ -89,14 +91,33 @@ def may_fire(rule: type[Rule], text: str, code: Callable[[], str],
     if rule.requires is None:
         return True
     in_code = rule.requires_in_code or rule.requires in CODE_PATTERNS
-    if rule.may_match(text) and (not in_code or rule.requires.search(code())):
+    if required_text.may_match(rule.requires, text) and (not in_code or rule.requires.search(code())):
         return True
+    if aliases is None and rule.requires_aliases_of:
+        # a file that binds a name to one of these (`from torch.func import grad`) names the
+        # module in code; blocks that use the name are then found by the engine
+        binding = _binding_pattern(rule.requires_aliases_of)
+        if binding.search(text) is not None and binding.search(code()) is not None:
+            return True
     if not rule.requires_gradcheck_aliases:
         return False
     if aliases is not None:
         return any(alias in text for alias in aliases)
     # a file that binds an alias (`gc = torch.autograd.gradcheck`) names gradcheck in code
     return MENTIONS_GRADCHECK.search(text) is not None and MENTIONS_GRADCHECK.search(code()) is not None
+
+
+def _alias_modules(qualified: frozenset[str]) -> frozenset[str]:
+    """The module names (other than `torch`) in qualified names such as ``torch.func.grad``:
+    code that binds a name to one of them must name its module (`from torch.func import
+    grad`, `from torch import func`, `functorch.grad`)."""
+    return frozenset(part for name in qualified for part in name.split(".")[:-1] if part != "torch")
+
+
+@lru_cache(maxsize=16)
+def _binding_pattern(qualified: frozenset[str]) -> re.Pattern:
+    modules = sorted(_alias_modules(qualified), key=lambda n: (-len(n), n))
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, modules)) + r")\b") if modules else re.compile(r"(?!)")
 
 
 def _alternation(needles: set[str]) -> re.Pattern | None:

@@ -15,7 +15,9 @@ from typing import ClassVar, Iterator
 import libcst as cst
 
 from ..analysis.block import BlockAnalysis
+from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY  # noqa: F401  (for the rules)
 from ..analysis.scopes import Site
+from ..analysis.source import without_comments_and_strings
 from ..findings import Applicability, Severity
 from . import required_text
 
@@ -27,6 +29,10 @@ DEFINES_BACKWARD = re.compile(r"def\s+(?:backward|vjp)\b")
 # patterns about code: the engine does not count matches in comments and strings
 # (a docstring that says "gradcheck" does not make a file worth parsing)
 CODE_PATTERNS = frozenset({MENTIONS_GRADCHECK, DEFINES_BACKWARD})
+# a block that may call a torch.func transform
+MENTIONS_FUNC_TRANSFORM = re.compile(
+    r"\b(?:vmap|jacrev|jacfwd|hessian|jvp|vjp|grad_and_value|linearize|functionalize)\b"
+    r"|torch\.func|functorch")
 
 
 @dataclass(frozen=True)
@@ -84,10 +90,16 @@ class Rule:
     # required_text), so prefer patterns with a distinctive literal, and avoid a leading \b.
     requires: ClassVar[re.Pattern | None] = None
     # the pre-check is about code: matches in comments and strings do not count (also true
-    # of the shared patterns in CODE_PATTERNS)
+    # of the shared patterns in CODE_PATTERNS), so docstrings that merely mention
+    # torch.library or vmap cost nothing
     requires_in_code: ClassVar[bool] = False
     # ...or contains one of the module's aliases of gradcheck (`gc = torch.autograd.gradcheck`)
     requires_gradcheck_aliases: ClassVar[bool] = False
+    # ...or holds a piece of a custom op defined with torch.library (its backward, its fake
+    # implementation...), wherever the op itself is defined
+    requires_custom_op_parts: ClassVar[bool] = False
+    # ...or contains a module-level name bound to one of these (`from torch.func import grad`)
+    requires_aliases_of: ClassVar[frozenset[str]] = frozenset()
     # the engine reports it (it needs the whole file, not one block): `check` is not called
     engine_level: ClassVar[bool] = False
     VALID: ClassVar[list[Valid]] = []
@@ -100,7 +112,10 @@ class Rule:
     def may_match(cls, text: str) -> bool:
         """Does ``text`` pass the rule's pre-check?"""
         assert cls.requires is not None
-        return required_text.may_match(cls.requires, text)
+        if not required_text.may_match(cls.requires, text):
+            return False
+        in_code = cls.requires_in_code or cls.requires in CODE_PATTERNS
+        return not in_code or cls.requires.search(without_comments_and_strings(text)) is not None
 
     @classmethod
     def fixable(cls) -> bool:

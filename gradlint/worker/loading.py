@@ -31,9 +31,12 @@ class Loaded(object):
         self.raw_inputs = raw_inputs  # the captured call's inputs (call_site), else None
         self.grad_outputs = grad_outputs
         self.call_kwargs = call_kwargs or {}
+        self.op = None  # a torch.library custom op (the fn itself), when the target is one
 
     def with_inputs(self, raw_inputs):
-        return Loaded(self.fn, self.fclass, self.names, raw_inputs, self.grad_outputs, self.call_kwargs)
+        loaded = Loaded(self.fn, self.fclass, self.names, raw_inputs, self.grad_outputs, self.call_kwargs)
+        loaded.op = self.op
+        return loaded
 
 
 class Loader(object):
@@ -70,6 +73,11 @@ class Loader(object):
         name, root = self.module_name()
         if root is not None and root not in sys.path:
             sys.path.insert(0, root)
+        if (self.req.get("module") or {}).get("reuse") and self.kind != "call_site":
+            module = self.imported(name)
+            if module is not None:
+                self.result["target"]["module"] = module.__name__
+                return module
         if "." not in name and name in sys.modules:
             name = "_gradlint_target_" + name
         self.result["target"]["module"] = name
@@ -91,10 +99,27 @@ class Loader(object):
             raise
         except Exception as e:
             oc = self.reporter.user_exception(e, "import", "import of %s" % name)
-            oc.summary = "✗ %s while importing %s: %s" % (
-                type(e).__name__, name, first_line(exc_text(e)))
+            if oc.verdict != "missing_dependency":
+                oc.summary = "✗ %s while importing %s: %s" % (type(e).__name__, name, first_line(exc_text(e)))
             raise oc
         return module
+
+    def imported(self, name):
+        """In-process runs: the module as this process imports it (reused when it already
+        is), or None when ``name`` is some other file."""
+        module = sys.modules.get(name)
+        try:
+            if module is None:
+                spec = importlib.util.find_spec(name)
+                if spec is None or not spec.origin or realpath(spec.origin) != realpath(self.path):
+                    return None
+                module = importlib.import_module(name)
+        except Exception as e:
+            oc = self.reporter.user_exception(e, "import", "import of %s" % name)
+            oc.summary = "✗ %s while importing %s: %s" % (type(e).__name__, name, first_line(exc_text(e)))
+            raise oc
+        f = getattr(module, "__file__", None)
+        return module if f and realpath(f) == realpath(self.path) else None
 
     # -- call-site capture --------------------------------------------------------------
 
@@ -327,6 +352,17 @@ class Loader(object):
 
     def _load_named(self, module):
         t = self.result["target"]
+        if self.kind == "custom_op":
+            from . import customops
+
+            op = customops.resolve(module, self.target, self.resolve)
+            t["op"] = customops.op_name(op)
+            self.reporter.op_locations = customops.locations(op, dict(self.target, file=self.path))
+            names = [a.name for a in customops.schema(op).arguments if not a.kwarg_only] \
+                if customops.schema(op) is not None else []
+            loaded = Loaded(op, None, names)
+            loaded.op = op
+            return loaded
         qualname = self.target.get("qualname")
         if not qualname or not isinstance(qualname, str):
             raise Outcome("error", "bad_request", "✗ bad request: target.qualname is missing")
