@@ -3,7 +3,10 @@
 Every figure is a ratio to a bare ``libcst.parse_module`` of the same files, measured in
 the same run, the same way: a fresh ``python`` process that imports libcst, reads the files
 and parses each one, timed by wall clock like the `gradlint check` process it is compared
-with (the median of ``--rounds`` runs each, interleaved). Rows (issue 15's table):
+with (the median of ``--rounds`` runs each, interleaved). Printed: the ratio of wall times,
+and as a note the ratio of CPU times (user + system of the whole process tree, workers
+included): on a shared, loaded machine the CPU ratio is the steadier one, while the wall
+ratio shows what parallel workers gain. Rows (issue 15's table):
 
   torch/nn cold            `gradlint check --cache-dir EMPTY` on torch 2.13's torch/nn
   torch/nn re-run          the same command again (answered from the cache)
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -124,12 +128,25 @@ class TreeMemory:
         self._thread.join()
 
 
+CPU: dict[str, float] = {}  # CPU seconds of the last command timed (its whole process tree)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed(command: list[str], cwd: Path | None = None, memory: bool = False) -> tuple[float, str, int]:
+    """Wall seconds, stdout and peak RSS of ``command``; its CPU seconds (user + system, its
+    workers included) go to CPU["last"]: on a shared machine, wall time depends on the load,
+    CPU time much less."""
+    cpu_before = _children_cpu()
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
     sampler = TreeMemory(process.pid) if memory else None
     out, err = process.communicate()
     elapsed = time.perf_counter() - start
+    CPU["last"] = _children_cpu() - cpu_before
     if sampler is not None:
         sampler.stop()
     if process.returncode not in (0, 1):
@@ -138,7 +155,9 @@ def timed(command: list[str], cwd: Path | None = None, memory: bool = False) -> 
 
 
 def bare(script: str, listing: Path) -> float:
-    return timed([PYTHON, "-c", script, str(listing)])[0]
+    elapsed = timed([PYTHON, "-c", script, str(listing)])[0]
+    CPU["bare"] = CPU["last"]
+    return elapsed
 
 
 def findings_of(output: str) -> list:
@@ -152,15 +171,18 @@ def measure(name: str, target: Path, rounds: int, workdir: Path, rows: list, mem
     listing.write_text("\n".join(files))
     lines = sum(Path(f).read_bytes().count(b"\n") for f in files)
     parse, cold, warm, peak = [], [], [], 0
+    parse_cpu, cold_cpu, warm_cpu = [], [], []
     reference = None
     for round_ in range(rounds):
         parse.append(bare(BARE_PARSE, listing))
+        parse_cpu.append(CPU["bare"])
         cache = workdir / f"cache-{name.replace('/', '_')}-{round_}"
         command = [GRADLINT, "check", "--format", "json", "--exit-zero", str(target)]
         if HAS_CACHE:
             command[2:2] = ["--cache-dir", str(cache)]
         elapsed, out, tree_peak = timed(command, memory=memory)
         cold.append(elapsed)
+        cold_cpu.append(CPU["last"])
         peak = max(peak, tree_peak)
         if reference is None:
             sequential = [GRADLINT, "check", "--format", "json", "--exit-zero", "-j", "1", str(target)]
@@ -172,16 +194,20 @@ def measure(name: str, target: Path, rounds: int, workdir: Path, rows: list, mem
         if rerun:
             elapsed, out, _ = timed(command)
             warm.append(elapsed)
+            warm_cpu.append(CPU["last"])
             if findings_of(out) != reference:
                 raise SystemExit(f"{name}: the cached re-run's findings differ")
         shutil.rmtree(cache, ignore_errors=True)
     base = statistics.median(parse)
+    base_cpu = statistics.median(parse_cpu)
     ast_s = bare(BARE_AST, listing)
     label = f"{name} ({len(files)} files, {lines / 1000:.0f} k lines, {len(reference)} findings)"
     rows.append((f"{label}, cold", statistics.median(cold), base,
-                 f"ast.parse: {ast_s / base:.2f}x" + (f"; peak RSS {peak / 2 ** 20:.0f} MB" if memory else "")))
+                 f"cpu {statistics.median(cold_cpu) / base_cpu:.3f}x; ast.parse: {ast_s / base:.2f}x"
+                 + (f"; peak RSS {peak / 2 ** 20:.0f} MB" if memory else "")))
     if rerun:
-        rows.append((f"{name}, re-run with nothing changed", statistics.median(warm), base, ""))
+        rows.append((f"{name}, re-run with nothing changed", statistics.median(warm), base,
+                     f"cpu {statistics.median(warm_cpu) / base_cpu:.3f}x"))
 
 
 def other_linter(name: str, command: list[str], target: Path, workdir: Path, rows: list) -> None:
@@ -192,9 +218,12 @@ def other_linter(name: str, command: list[str], target: Path, workdir: Path, row
     listing = workdir / "linter.files"
     listing.write_text("\n".join(python_files(target)))
     base = bare(BARE_PARSE, listing)
+    base_cpu = CPU["bare"]
+    before = _children_cpu()
     start = time.perf_counter()
     subprocess.run(command + [str(target)], capture_output=True)
-    rows.append((f"{name} on {target.name}", time.perf_counter() - start, base, ""))
+    rows.append((f"{name} on {target.name}", time.perf_counter() - start, base,
+                 f"cpu {(_children_cpu() - before) / base_cpu:.3f}x"))
 
 
 def generated_tree(directory: Path, files: int, lines_per_file: int) -> Path:

@@ -399,3 +399,18 @@ def test_text_summary_and_notebooks_are_the_same_from_the_cache(tmp_path, cli):
     json_run = _check_json(cli, project, cache)  # a JSON run reads entries a text run wrote
     assert json_run == _check_json(cli, project, cache, "--no-cache")
     assert any(f.get("cell") is not None for f in json_run) or any("cell" in f["path"] for f in json_run)
+
+
+def test_a_re_run_answered_from_the_cache_never_imports_libcst(tmp_path):
+    (tmp_path / "ops.py").write_text(module(120))
+    (tmp_path / "plain.py").write_text("import torch\n\nx = torch.ones(3)\n")
+    probe = ("import sys; from gradlint.cli.main import main; "
+             f"status = main(['check', '--cache-dir', {str(tmp_path / 'c')!r}, {str(tmp_path)!r}]); "
+             "print('libcst' in sys.modules, 'gradlint.rules' in sys.modules, status)")
+
+    def run() -> str:
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
+        return out.stdout.strip().splitlines()[-1]
+
+    assert run() == "True True 1"  # cold: parses ops.py
+    assert run() == "False False 1"  # every file answered from the cache

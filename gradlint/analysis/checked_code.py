@@ -14,6 +14,7 @@ from typing import Sequence
 
 import libcst as cst
 
+from . import traverse
 from .autograd_functions import AutogradFunction, model_of_class
 from .gradcheck_calls import GradcheckCall
 from .names import BindingKind
@@ -184,7 +185,7 @@ class _ApplyCalls(cst.CSTVisitor):
 def _applied_in(body: Sequence[cst.CSTNode], scope: Scope, index: FunctionIndex) -> list[Applied]:
     visitor = _ApplyCalls()
     for node in body:
-        node.visit(visitor)
+        traverse.visit(node, visitor)
     found = []
     for call in visitor.calls:
         function = index.applied_function(call, scope)
@@ -197,7 +198,7 @@ def calls_in(body: Sequence[cst.CSTNode]) -> list[cst.Call]:
     """Every call in checked code (nested functions and classes excluded)."""
     visitor = _ApplyCalls()
     for node in body:
-        node.visit(visitor)
+        traverse.visit(node, visitor)
     return visitor.calls
 
 
@@ -253,7 +254,7 @@ def calls_with_context(body: Sequence[cst.CSTNode]) -> list[CallInContext]:
     for node in body:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             continue
-        node.visit(visitor)
+        traverse.visit(node, visitor)
     return visitor.found
 
 

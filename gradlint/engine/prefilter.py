@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import warnings
 from functools import lru_cache
-from typing import Callable, Iterable
+from typing import Iterable
 
 from ..rules import RULES_BY_CODE, SYNTAX_ERROR
 from ..analysis.source import without_comments_and_strings
@@ -52,14 +52,15 @@ class RuleFilter:
                 (folded if lower else plain).update(needles)
             if rule.requires_gradcheck_aliases:
                 plain.add("gradcheck")  # `from ... import gradcheck as gc` names it
-            plain.update(_alias_modules(rule.requires_aliases_of))
+            plain.update(m.rpartition(".")[2] for m in _alias_modules(rule.requires_aliases_of))
         self._plain = _alternation(plain)
         self._folded = _alternation(folded)
 
     def may_fire(self, text: str) -> bool:
         if self.always:
             return True
-        if any(may_fire(rule, text, Code(text)) for rule in self.unfiltered):
+        code = Code(text)
+        if any(may_fire(rule, text, code) for rule in self.unfiltered):
             return True
         lowered = None
         hit = self._plain is not None and self._plain.search(text) is not None
@@ -68,56 +69,73 @@ class RuleFilter:
             hit = self._folded.search(lowered) is not None
         if not hit:
             return False
-        return any(may_fire(rule, text, Code(text)) for rule in self.rules)
+        return any(may_fire(rule, text, code) for rule in self.rules)
 
 
 class Code:
-    """``text`` without comments and strings, made once and only if asked for."""
+    """``text`` without comments and strings, made once and only if asked for; and which
+    pre-check patterns match (many rules share one: each is searched once per text)."""
 
     def __init__(self, text: str):
         self.text = text
         self._code: str | None = None
+        self._matches: dict[tuple[re.Pattern, bool], bool] = {}
 
     def __call__(self) -> str:
         if self._code is None:
             self._code = without_comments_and_strings(self.text)
         return self._code
 
+    def matches(self, pattern: re.Pattern, in_code: bool) -> bool:
+        """Does ``pattern`` match the text (and, if ``in_code``, its code)?"""
+        known = self._matches.get((pattern, in_code))
+        if known is None:
+            known = required_text.may_match(pattern, self.text) and \
+                (not in_code or pattern.search(self()) is not None)
+            self._matches[(pattern, in_code)] = known
+        return known
 
-def may_fire(rule: type[Rule], text: str, code: Callable[[], str],
+
+def may_fire(rule: type[Rule], text: str, code: Code,
              aliases: Iterable[str] | None = None) -> bool:
     """Can ``rule`` fire in ``text``? ``code``: the text without comments and strings;
     ``aliases``: for a block, the names its module binds to gradcheck (None for a file)."""
     if rule.requires is None:
         return True
     in_code = rule.requires_in_code or rule.requires in CODE_PATTERNS
-    if required_text.may_match(rule.requires, text) and (not in_code or rule.requires.search(code())):
+    if code.matches(rule.requires, in_code):
         return True
     if aliases is None and rule.requires_aliases_of:
         # a file that binds a name to one of these (`from torch.func import grad`) names the
         # module in code; blocks that use the name are then found by the engine
-        binding = _binding_pattern(rule.requires_aliases_of)
-        if binding.search(text) is not None and binding.search(code()) is not None:
+        if code.matches(_binding_pattern(rule.requires_aliases_of), True):
             return True
     if not rule.requires_gradcheck_aliases:
         return False
     if aliases is not None:
         return any(alias in text for alias in aliases)
     # a file that binds an alias (`gc = torch.autograd.gradcheck`) names gradcheck in code
-    return MENTIONS_GRADCHECK.search(text) is not None and MENTIONS_GRADCHECK.search(code()) is not None
+    return code.matches(MENTIONS_GRADCHECK, True)
 
 
 def _alias_modules(qualified: frozenset[str]) -> frozenset[str]:
-    """The module names (other than `torch`) in qualified names such as ``torch.func.grad``:
-    code that binds a name to one of them must name its module (`from torch.func import
-    grad`, `from torch import func`, `functorch.grad`)."""
-    return frozenset(part for name in qualified for part in name.split(".")[:-1] if part != "torch")
+    """The modules (other than `torch` itself) of qualified names such as ``torch.func.grad``."""
+    return frozenset(name.rpartition(".")[0] for name in qualified
+                     if name.rpartition(".")[0] not in ("", "torch"))
 
 
 @lru_cache(maxsize=16)
 def _binding_pattern(qualified: frozenset[str]) -> re.Pattern:
-    modules = sorted(_alias_modules(qualified), key=lambda n: (-len(n), n))
-    return re.compile(r"\b(?:" + "|".join(map(re.escape, modules)) + r")\b") if modules else re.compile(r"(?!)")
+    """Code that binds a name to one of ``qualified`` names its module: dotted
+    (`from torch.func import grad`, `torch.func.grad`, `functorch.grad`) or imported from
+    its parent (`from torch import func`)."""
+    alternatives = []
+    for module in sorted(_alias_modules(qualified), key=lambda n: (-len(n), n)):
+        alternatives.append(re.escape(module) + r"\b")
+        parent, _, last = module.rpartition(".")
+        if parent:
+            alternatives.append(rf"from\s+{re.escape(parent)}\s+import\s*\(?[\w\s,]*\b{re.escape(last)}\b")
+    return re.compile("|".join(alternatives)) if alternatives else re.compile(r"(?!)")
 
 
 def _alternation(needles: set[str]) -> re.Pattern | None:

@@ -12,7 +12,8 @@ from ..analysis.traverse import visit
 from ..findings import Severity
 from .base import Invalid, Report, Rule, Valid
 
-MENTIONS_DECLARATION = re.compile(r"gradlint:\s*inputs|\binputs\s*\(")
+# a declaration comment, or a decorator (`@gradlint.inputs(`, `@inputs(` when imported)
+MENTIONS_DECLARATION = re.compile(r"gradlint:\s*inputs|@\s*(?:[\w.]+\.)?inputs\s*\(")
 
 
 class InvalidInputsDeclaration(Rule):
