@@ -414,3 +414,19 @@ def test_a_re_run_answered_from_the_cache_never_imports_libcst(tmp_path):
 
     assert run() == "True True 1"  # cold: parses ops.py
     assert run() == "False False 1"  # every file answered from the cache
+
+
+def test_analysis_walks_trees_with_the_fast_visit():
+    """``node.visit(visitor)`` rebuilds every node it passes: analysis code calls
+    ``traverse.visit`` (tests/test_scale.py checks both walks agree)."""
+    import re
+
+    offenders = []
+    for directory in ("analysis", "rules", "engine"):
+        for path in sorted((ROOT / "gradlint" / directory).glob("*.py")):
+            if path.name == "traverse.py":
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if re.search(r"[\w)\]]\.visit\(", line) and "traverse.visit(" not in line:
+                    offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not offenders, offenders

@@ -236,17 +236,23 @@ class _CallsInContext(cst.CSTVisitor):
         self._conditional = 0
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        kind = type(node)
+        if kind in _DEFINITIONS:
             return False
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             self.found.append(CallInContext(node, self._conditional > 0))
-        if isinstance(node, (cst.If, cst.IfExp, cst.Assert, cst.While)):
+        elif kind in _CONDITIONS:
             self._conditional += 1
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, (cst.If, cst.IfExp, cst.Assert, cst.While)):
+        if type(original_node) in _CONDITIONS:
             self._conditional -= 1
+
+
+_DEFINITIONS = traverse.exact_types(cst.FunctionDef, cst.ClassDef)
+_CONDITIONS = traverse.exact_types(cst.If, cst.IfExp, cst.Assert, cst.While)
+assert not cst.Call.__subclasses__()
 
 
 def calls_with_context(body: Sequence[cst.CSTNode]) -> list[CallInContext]:

@@ -17,7 +17,8 @@ from .. import __version__
 from ..engine.config import ConfigError, ConfigResolver, expand_codes
 from ..engine.batch import Job, check_files, in_shard, parse_shard
 from ..engine.check_cache import CheckCache, clean
-from ..engine.files import FileOptions, FileReport, UsageError, discover, lint_text, options_for
+from ..engine.files import (FileOptions, FileReport, Resolved, UsageError, discover, lint_text,
+                             options_for)
 from ..engine.fixes import fixes_apply
 from ..engine.reading import is_notebook
 from ..findings import Finding
@@ -195,8 +196,10 @@ def _check(args: argparse.Namespace) -> int:
         paths = [Path(p) for p in (args.paths or ["."])]
         file_options = FileOptions(resolver, select, ignore)
         jobs = []
+        resolve = Resolved()
+        real_cwd = cwd.resolve()
         for path in discover(paths, resolver, notebooks=True, force_exclude=args.force_exclude):
-            display = _display(path, cwd)
+            display = _display(path, real_cwd, resolve)
             if in_shard(display, shard):
                 jobs.append(Job(path, display, file_options(path)))
         cache = None if args.no_cache else CheckCache(_cache_directory(args.cache_dir, resolver, cwd))
@@ -236,9 +239,10 @@ def _read_stdin() -> str:
         raise UsageError(f"standard input: {error.message}") from None
 
 
-def _display(path: Path, cwd: Path) -> str:
+def _display(path: Path, real_cwd: Path, resolve=Path.resolve) -> str:
+    """How a file is shown: relative to the (resolved) working directory when inside it."""
     try:
-        return path.resolve().relative_to(cwd.resolve()).as_posix() if path.is_absolute() else path.as_posix()
+        return resolve(path).relative_to(real_cwd).as_posix() if path.is_absolute() else path.as_posix()
     except ValueError:
         return path.as_posix()
 

@@ -50,6 +50,24 @@ def _skipped_directory(path: Path) -> bool:
             or (path / "pyvenv.cfg").is_file())
 
 
+class Resolved:
+    """``path.resolve()`` for many files, each directory resolved once (the files of a tree
+    share them; resolving walks every component of the path). For one walk or one command:
+    it does not see links changed after a directory was resolved."""
+
+    def __init__(self) -> None:
+        self._directories: dict[str, Path] = {}
+
+    def __call__(self, path: Path) -> Path:
+        if os.path.islink(path):
+            return path.resolve()
+        parent = os.path.abspath(path.parent)
+        real = self._directories.get(parent)
+        if real is None:
+            real = self._directories[parent] = Path(parent).resolve()
+        return real / path.name
+
+
 def discover(paths: Sequence[Path], resolver: ConfigResolver, *, notebooks: bool = False,
              force_exclude: bool = False) -> Iterator[Path]:
     """Python files (and Jupyter notebooks when ``notebooks``) under ``paths``. Files named
@@ -58,6 +76,7 @@ def discover(paths: Sequence[Path], resolver: ConfigResolver, *, notebooks: bool
     VCS, virtualenv, build and excluded directories."""
     suffixes = (".py", ".pyi", ".ipynb") if notebooks else (".py", ".pyi")
     seen: set[Path] = set()
+    resolve = Resolved()
     for root in paths:
         if not root.exists():
             raise UsageError(f"path does not exist: {root}")
@@ -84,7 +103,7 @@ def discover(paths: Sequence[Path], resolver: ConfigResolver, *, notebooks: bool
                 path = base / name
                 if resolver.for_path(path).is_excluded(path):
                     continue
-                resolved = path.resolve()
+                resolved = resolve(path)
                 if resolved not in seen:
                     seen.add(resolved)
                     yield path
@@ -127,9 +146,9 @@ def conftest_sets_default_dtype(path: Path, root: Path) -> bool:
     project root change the default dtype? Then gradlint cannot know it for the code
     there (it may be float64)."""
     try:
-        directory = path.resolve().parent
-        stop = root.resolve()
         resolved = path.resolve()
+        directory = resolved.parent
+        stop = root.resolve()
     except OSError:
         return False
     for candidate in (directory, *directory.parents):
