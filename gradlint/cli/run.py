@@ -65,7 +65,7 @@ def run_command(args: argparse.Namespace) -> int:
     if explicit_root is not None and not explicit_root.is_dir():
         raise UsageError(f"--root is not a directory: {args.root}")
     common = dict(cache=cache, limits=limits, options=options, explicit_root=explicit_root)
-    skipped: list[tuple[str, str]] = []
+    skipped: list[tuple[str, str, str]] = []
     for spec in args.targets or ["."]:
         path_text, _, symbol = spec.partition("::")
         path = Path(path_text)
@@ -97,10 +97,11 @@ def run_command(args: argparse.Namespace) -> int:
                 name = target.qualname if target.kind != "call_site" else f"line {target.line}"
                 plans.append(plan(target, file, text, root, display=f"{_relative(file, cwd)}::{name}", **common))
             for target in not_runnable(targets):
-                skipped.append((f"{_relative(file, cwd)}::{target.qualname or target.name}", target.skip or ""))
+                name = (target.qualname or target.name) if target.kind != "call_site" else f"line {target.line}"
+                skipped.append((f"{_relative(file, cwd)}::{name}", target.skip or "", target.kind))
     plans = _dedupe(plans)
     if not plans:
-        for display, reason in skipped:
+        for display, reason, _kind in skipped:
             print(f"- {display}: skipped: {reason}")
         if args.format == "json":
             print("[]")
@@ -254,7 +255,7 @@ _UNDECIDED = ("no_inputs", "inconclusive")  # no verdict: said in one line, at t
 
 
 def _report(plans: list[RunPlan], results: list[tuple[dict, str]], named: set[str],
-            skipped: list[tuple[str, str]], args, cwd: Path) -> int:
+            skipped: list[tuple[str, str, str]], args, cwd: Path) -> int:
     counts = {"passed": 0, "failed": 0, "warnings": 0, "inconclusive": 0, "skipped": len(skipped)}
     for item, (result, _source) in zip(plans, results):
         status = result.get("status")
@@ -272,8 +273,8 @@ def _report(plans: list[RunPlan], results: list[tuple[dict, str]], named: set[st
         rows = [{"target": item.display, "kind": item.target.kind, "inputs_source": source,
                  "cached": bool(result.get("cached")), "result": result}
                 for item, (result, source) in zip(plans, results)]
-        rows += [{"target": display, "kind": "function_class", "skipped": reason, "result": None}
-                 for display, reason in skipped]
+        rows += [{"target": display, "kind": kind, "skipped": reason, "result": None}
+                 for display, reason, kind in skipped]
         print(json.dumps(rows, indent=2))
     else:
         relative = lambda p: _relative(Path(p), cwd) if p else p  # noqa: E731
@@ -289,7 +290,7 @@ def _report(plans: list[RunPlan], results: list[tuple[dict, str]], named: set[st
                 later.append(f"{mark(result)} {item.display}: {headline(result)}")
             else:
                 print(render_text(result, item.display, relative, source))
-        later += [f"- {display}: skipped: {reason}" for display, reason in skipped]
+        later += [f"- {display}: skipped: {reason}" for display, reason, _kind in skipped]
         if later:
             print("\nNot proved (no verdict):")
             print("\n".join(f"  {line}" for line in later))
