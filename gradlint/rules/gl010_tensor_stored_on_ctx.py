@@ -241,30 +241,6 @@ class TensorStoredOnCtx(Rule):
         Invalid(
             """
             import torch
-            class MatMul(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, x, w, bias):
-                    if bias is None:
-                        ctx.x = x
-                        ctx.save_for_backward(w)
-                        return x @ w
-                    else:
-                        ctx.save_for_backward(w, bias)
-                        return x @ w + bias
-
-                @staticmethod
-                def backward(ctx, g):
-                    w = ctx.saved_tensors[0]
-                    return g @ w.t(), ctx.x.t() @ g, None
-            """,
-            message="forward keeps input `x` as `ctx.x` for backward instead of saving it with "
-                    "ctx.save_for_backward: no version check, so an in-place change of `x` after "
-                    "forward silently gives wrong gradients, and the tensor lives as long as the graph",
-            range=(6, 13, 6, 18),
-        ),
-        Invalid(
-            """
-            import torch
             class Exp(torch.autograd.Function):
                 @staticmethod
                 def forward(ctx, x):
@@ -298,6 +274,30 @@ class TensorStoredOnCtx(Rule):
             message="forward keeps the intermediate `sig` as `ctx.sig` for backward instead of "
                     "saving it with ctx.save_for_backward: it stays alive as long as the graph "
                     "instead of being freed after backward, and saved-tensor hooks do not see it",
+        ),
+        Invalid(
+            """
+            import torch
+            class MatMul(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, w, bias):
+                    if bias is None:
+                        ctx.x = x
+                        ctx.save_for_backward(w)
+                        return x @ w
+                    else:
+                        ctx.save_for_backward(w, bias)
+                        return x @ w + bias
+
+                @staticmethod
+                def backward(ctx, g):
+                    w = ctx.saved_tensors[0]
+                    return g @ w.t(), ctx.x.t() @ g, None
+            """,
+            message="forward keeps input `x` as `ctx.x` for backward instead of saving it with "
+                    "ctx.save_for_backward: no version check, so an in-place change of `x` after "
+                    "forward silently gives wrong gradients, and the tensor lives as long as the graph",
+            range=(6, 13, 6, 18),
         ),
     ]
 
