@@ -164,3 +164,23 @@ def test_a_call_that_the_test_expects_to_raise_is_not_run_unless_named(cli, tmp_
     assert "inside pytest.raises/assertRaises: the test expects this call to raise" in everything.stdout
     named = cli("run", "test_errors.py::14", "--no-cache", cwd=tmp_path, timeout=300)
     assert named.returncode == 1 and "IndexError in forward" in named.stdout
+
+
+def test_a_call_that_checks_a_same_named_class_elsewhere_gives_no_inputs(cli, tmp_path):
+    # a copy of a Function in another module (a vendored or edited version): the test's call
+    # checks the original, so it must not lend its inputs to the copy (which is then synthesized)
+    square = ("import torch\n\n\nclass Square(torch.autograd.Function):\n"
+              "    @staticmethod\n    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x * x\n\n"
+              "    @staticmethod\n    def backward(ctx, grad):\n        (x,) = ctx.saved_tensors\n"
+              "        return {} * x * grad\n")
+    (tmp_path / "ops.py").write_text(square.format(2))
+    (tmp_path / "ops_copy.py").write_text(square.format(3))
+    (tmp_path / "test_ops.py").write_text(
+        "import torch\nfrom torch.autograd import gradcheck\nfrom ops import Square\n\n\n"
+        "def test_square():\n"
+        "    x = torch.randn(3, dtype=torch.double, requires_grad=True)\n"
+        "    assert gradcheck(Square.apply, (x,))\n")
+    result = cli("run", "ops.py::Square", "ops_copy.py::Square", "--no-cache", cwd=tmp_path, timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "✓ ops.py::Square" in result.stdout
+    assert "✗ ops_copy.py::Square: Jacobian mismatch" in result.stdout

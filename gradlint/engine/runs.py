@@ -117,10 +117,12 @@ def _symbol_routes(target: Target, path: Path, text: str, root: Path, cache: Lin
     symbol = target.qualname or target.name
     short = symbol.split(".")[-1]
     routes: list[tuple[dict, str]] = []
+    # a call that checks another class of the same name (another module's) gives no inputs
+    checks = {"file": str(path), "qualname": symbol}
     # (1) gradcheck calls that use the symbol: here, then in the project's tests
     for call in find_targets(text, cache):
         if _uses(call, short) and len(routes) < MAX_CALL_SITES:
-            routes.append((_request(path, _target_request(call), root, **common),
+            routes.append((_request(path, dict(_target_request(call), checks=checks), root, **common),
                            f"from the gradcheck call at line {call.line}"))
     if search_tests and len(routes) < MAX_CALL_SITES:
         for test in test_files(root, short, exclude=path):
@@ -133,7 +135,8 @@ def _symbol_routes(target: Target, path: Path, text: str, root: Path, cache: Lin
                 files.append(test)
                 texts.append(test_text)
             for call in calls[:MAX_CALL_SITES - len(routes)]:
-                routes.append((_request(test, _target_request(call), root, related=(path,), **common),
+                routes.append((_request(test, dict(_target_request(call), checks=checks), root, related=(path,),
+                                        **common),
                                f"from the gradcheck call at {_relative(test, root)}:{call.line}"))
             if len(routes) >= MAX_CALL_SITES:
                 break
