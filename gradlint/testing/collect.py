@@ -79,11 +79,8 @@ class GradlintFile(pytest.File):
         for target in find_targets(text, _session(self.config).cache):
             if not target.importable or target.kind == "call_site":
                 continue
-            item = GradlintItem.from_parent(self, name=_item_name(target), callobj=_check,
-                                            target=target, text=text)
-            if target.skip:
-                item.add_marker(pytest.mark.skip(reason=f"{item.name}: {target.skip}"))
-            yield item
+            yield GradlintItem.from_parent(self, name=_item_name(target), callobj=_check,
+                                           target=target, text=text)
 
 
 @contextlib.contextmanager
@@ -128,6 +125,8 @@ class GradlintItem(pytest.Function):
         from ..worker import inprocess
         from .api import worker_options
 
+        if self.target.skip:  # what `gradlint run` leaves out, reported at the target's line
+            raise pytest.skip.Exception(f"{self.name}: {self.target.skip}", _use_item_location=True)
         state = _session(self.config)
         run = plan(self.target, self.path, self.text, state.resolver.for_path(self.path).root,
                    cache=state.cache, options=worker_options(options), display=self.name)
