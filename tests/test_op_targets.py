@@ -162,3 +162,26 @@ def test_targets_follow_edits_and_keep_their_place():
     assert list(after) == before
     assert after["mylib::mysin"].backward_line == line("def backward(", edited)
     assert after["mylib::mysin"].backward_line == ops()["mylib::mysin"].backward_line + 4
+
+
+def test_a_cuda_op_with_a_cpu_kernel_registered_later_runs():
+    source = textwrap.dedent('''\
+        import torch
+
+        @torch.library.custom_op("mylib::both", mutates_args=(), device_types="cuda")
+        def both(x: torch.Tensor) -> torch.Tensor:
+            return x.clone()
+
+        @both.register_kernel("cpu")
+        def _(x):
+            return x.clone()
+
+        @torch.library.custom_op("mylib::cuda_only", mutates_args=(), device_types=("cuda",))
+        def cuda_only(x: torch.Tensor) -> torch.Tensor:
+            return x.clone()
+
+        torch.library.register_kernel("mylib::cuda_only", "cuda:0", lambda x: x.clone())
+    ''')
+    skips = {t.name: t.skip for t in find_targets(source)}
+    assert skips == {"mylib::both": None,
+                     "mylib::cuda_only": "its kernel is for cuda only (device_types=); gradlint runs on the CPU"}

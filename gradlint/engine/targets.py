@@ -180,11 +180,31 @@ def _op_skip(op: CustomOp) -> str | None:
     if op.style == "triton_op":
         return "a triton_op: its kernels need Triton and a GPU"
     devices = _device_types(op.call)
-    if devices is not None and "cpu" not in devices:
+    if devices is not None and "cpu" not in devices and not _registers_cpu_kernel(op):
         return "its kernel is for %s only (device_types=); gradlint runs on the CPU" % ", ".join(devices)
     if op.style == "define" and not op.kernels:
         return "defined with torch.library.define, but no kernel is registered in this file (impl)"
     return None
+
+
+def _registers_cpu_kernel(op: CustomOp) -> bool:
+    """Does the op get a CPU kernel from `register_kernel` (or one whose device gradlint
+    cannot read)?"""
+    for registration in op.registered("kernel"):
+        calls = [registration.node]
+        if isinstance(registration.node, cst.Call) and isinstance(registration.node.func, cst.Call):
+            calls.append(registration.node.func)  # register_kernel(op, "cpu")(fn)
+        values: list[cst.BaseExpression] = []
+        for call in calls:
+            if isinstance(call, cst.Call):
+                for arg in call.args:
+                    values.extend([e.value for e in arg.value.elements]
+                                  if isinstance(arg.value, (cst.Tuple, cst.List)) else [arg.value])
+        devices = [v.evaluated_value for v in values if isinstance(v, cst.SimpleString)]
+        devices = [str(d).split(":")[0].lower() for d in devices if isinstance(d, str) and "::" not in d]
+        if not devices or "cpu" in devices:
+            return True
+    return False
 
 
 def _device_types(call: cst.Call) -> list[str] | None:
