@@ -78,16 +78,49 @@ def test_custom_ops_run_beside_functions(cli, tmp_path):
     assert {check["name"]: check["status"] for check in bad["result"]["checks"]}["opcheck"] == "pass"
 
 
-def test_naming_an_op_and_an_op_without_a_kernel(cli, tmp_path):
-    (tmp_path / "defined.py").write_text(textwrap.dedent('''\
-        import torch
+DEFINED = textwrap.dedent('''\
+    import torch
 
-        torch.library.define("project::lonely", "(Tensor x) -> Tensor")
-    '''))
-    listed = cli("run", "defined.py", cwd=tmp_path, timeout=300)
-    assert listed.returncode == 0
-    assert "- defined.py::project::lonely: skipped: defined with torch.library.define, but no kernel " \
-           "is registered in this file (impl)" in listed.stdout.splitlines()
+    torch.library.define("project::lonely", "(Tensor x) -> Tensor")
+    torch.library.define("project::cube", "(Tensor x) -> Tensor")
+
+
+    @torch.library.impl("project::cube", "cpu")
+    def cube_cpu(x):
+        return x ** 3
+
+
+    @torch.library.register_fake("project::cube")
+    def _(x):
+        return torch.empty_like(x)
+
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 2 * x ** 2  # wrong: 3 x^2
+
+
+    torch.library.register_autograd("project::cube", backward, setup_context=setup_context)
+''')
+
+
+def test_ops_made_with_define_and_an_op_without_a_kernel(cli, tmp_path):
+    (tmp_path / "defined.py").write_text(DEFINED)
+    listed = cli("run", "defined.py", "--no-cache", "--format", "json", cwd=tmp_path, timeout=300)
+    assert listed.returncode == 1, listed.stderr
+    rows = {row["target"]: row for row in json.loads(listed.stdout)}
+    assert rows["defined.py::project::lonely"]["skipped"] == \
+        "defined with torch.library.define, but no kernel is registered in this file (impl)"
+    cube = rows["defined.py::project::cube"]["result"]
+    assert (cube["status"], cube["verdict"]) == ("fail", "wrong_gradient")
+    # the worker cannot see the backward of a `define`d op: the line gradlint found statically
+    assert cube["location"]["line"] == DEFINED.splitlines().index("def backward(ctx, grad):") + 1
+    assert cube["summary"].startswith("✗ Jacobian mismatch for x, output 0: analytical = 0.667 × numerical")
+
     named = cli("run", "defined.py::project::lonely", "--no-cache", cwd=tmp_path, timeout=300)
     assert named.returncode == 1
     assert named.stdout.splitlines()[0] == (
