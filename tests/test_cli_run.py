@@ -146,3 +146,21 @@ def _alive(pid: int) -> bool:
         return "State:\tZ" not in (Path("/proc") / str(pid) / "status").read_text()
     except OSError:
         return False
+
+
+def test_a_call_that_the_test_expects_to_raise_is_not_run_unless_named(cli, tmp_path):
+    (tmp_path / "test_errors.py").write_text(
+        "import pytest\nimport torch\nfrom torch.autograd import gradcheck\n\n\n"
+        "def test_ok():\n"
+        "    x = torch.randn(3, dtype=torch.double, requires_grad=True)\n"
+        "    assert gradcheck(torch.sin, (x,))\n\n\n"
+        "def test_bad_dim():\n"
+        "    x = torch.randn(3, dtype=torch.double, requires_grad=True)\n"
+        "    with pytest.raises(IndexError):\n"
+        "        gradcheck(lambda t: t.sum(5), (x,))\n")
+    everything = cli("run", ".", "--no-cache", cwd=tmp_path, timeout=300)
+    assert everything.returncode == 0, everything.stdout + everything.stderr
+    assert "1 passed, 0 failed, 1 skipped." in everything.stdout
+    assert "inside pytest.raises/assertRaises: the test expects this call to raise" in everything.stdout
+    named = cli("run", "test_errors.py::14", "--no-cache", cwd=tmp_path, timeout=300)
+    assert named.returncode == 1 and "IndexError in forward" in named.stdout

@@ -24,6 +24,7 @@ from ..analysis.gradcheck_calls import GradcheckCall
 from ..analysis.names import BindingKind, dotted_name
 from ..analysis.parametrize import parametrize_cases
 from ..analysis.scopes import Scope
+from ..analysis.test_context import expects_exception
 from .blocks import ParsedBlock
 from .linter import AUTO, LintCache, ModuleView, view_module
 
@@ -302,9 +303,11 @@ def _call_target(analysis: BlockAnalysis, call: GradcheckCall, entry: ParsedBloc
     enclosing = _enclosing(call.site.scope)
     test = call.site.scope.node if call.site.scope.kind == "function" else None
     cases = parametrize_cases(test, analysis.code) if isinstance(test, cst.FunctionDef) else ()
+    skip = ("inside pytest.raises/assertRaises: the test expects this call to raise (it checks an error, "
+            "not gradients)") if expects_exception(call.site) else None
     return Target("call_site", f"{call.variant}({func_text}, …)", rng.start.line, rng.end.line,
                   rng.start.column, enclosing=enclosing, variant=call.variant, refs=tuple(refs),
-                  importable=enclosing is None or "<locals>" not in enclosing, parametrize=cases)
+                  importable=enclosing is None or "<locals>" not in enclosing, parametrize=cases, skip=skip)
 
 
 def _names(node: cst.CSTNode) -> list[cst.Name]:
