@@ -148,6 +148,8 @@ def outcome(entry: dict) -> str:
         return "fail"
     if result.get("verdict") == "missing_dependency":
         return "env"  # the run interpreter lacks a module (e.g. a compiled extension)
+    if status == "timeout":
+        return "timeout"  # the run was killed at --timeout: no verdict (slow or overloaded machine)
     return "error"
 
 
@@ -317,8 +319,9 @@ def summarise(rows: list[dict]) -> dict:
         "missing_dependency": sum(1 for f in functions if not f["by_design"] and f["outcome"] == "env"),
         "correct": len(correct), "function_outcomes": dict(oc),
         "passed": passed, "passed_pct": 100.0 * passed / max(1, len(correct)),
-        "with_warning": oc["warning"], "false_alarms": oc["fail"] + oc["error"],
+        "with_warning": oc["warning"], "false_alarms": oc["fail"] + oc["error"], "timeouts": oc["timeout"],
         "inconclusive": oc["inconclusive"], "skipped": oc["skipped"],
+        "by_design_outcomes": dict(Counter(f["outcome"] for f in functions if f["by_design"])),
         "calls": len(calls), "call_outcomes": dict(Counter(c["outcome"] for c in calls)),
         "mutants": len(mutants), "mutants_ran": len(ran),
         "mutants_ran_pct": 100.0 * len(ran) / max(1, len(mutants)),
@@ -345,8 +348,9 @@ def print_report(rows: list[dict]) -> None:
     print(f"Functions: {s['functions']} ({s['by_design']} not derivatives by design, {s['missing_dependency']} "
           f"need a module the run interpreter lacks); correct and runnable here: {s['correct']}")
     print(f"  proved (first order ✓): {s['passed']} ({s['passed_pct']:.0f}%), of which {s['with_warning']} with a "
-          f"⚠ warning; reported ✗ (false alarms): {s['false_alarms']}; inconclusive: {s['inconclusive']}; "
-          f"skipped: {s['skipped']}")
+          f"⚠ warning; reported ✗ (false alarms): {s['false_alarms']}; timed out: {s['timeouts']}; "
+          f"inconclusive: {s['inconclusive']}; skipped: {s['skipped']}")
+    print(f"  not derivatives by design, reported as: {s['by_design_outcomes']}")
     print(f"gradcheck calls: {s['calls']}; {s['call_outcomes']}")
     print(f"wrong-backward mutants: {s['mutants']}; could run {s['mutants_ran']} ({s['mutants_ran_pct']:.0f}%); "
           f"caught {s['mutants_caught']} of those ({s['mutants_caught_pct']:.0f}%)")
@@ -368,6 +372,23 @@ def print_report(rows: list[dict]) -> None:
                 print(f"  {r['package']}: {m['target']} [{m['mutation']}]: {m['outcome']}: {m['summary'][:160]}")
 
 
+def compare(rows: list[dict], before: list[dict]) -> None:
+    """Outcomes of the same correct, runnable Functions and of the same mutants, before and now."""
+    def key(package, item):
+        return (package, item["target"], item.get("mutation"))
+
+    old = {key(r["package"], f): f["outcome"] for r in before for f in r["functions"] + r["mutants"] + r["calls"]}
+    correct = [(r["package"], f) for r in rows for f in r["functions"]
+               if not f["by_design"] and f["outcome"] not in ("env", "abstract")]
+    mutants = [(r["package"], m) for r in rows for m in r["mutants"]]
+    calls = [(r["package"], c) for r in rows for c in r["calls"]]
+    print("\nSame targets, before -> now:")
+    for label, items in (("correct Functions", correct), ("gradcheck calls", calls), ("mutants", mutants)):
+        was = Counter(old.get(key(p, f), "missing") for p, f in items)
+        now = Counter(f["outcome"] for _p, f in items)
+        print(f"  {label} ({len(items)}): before {dict(was)}; now {dict(now)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", type=Path, default=Path("/tmp/gradlint-corpus"))
@@ -377,7 +398,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gradlint", type=Path, default=Path(sys.executable).parent / "gradlint",
                         help="the gradlint command to measure (default: this venv's)")
     parser.add_argument("--tag", default="current", help="scratch checkouts go to CACHE/runner/TAG")
+    parser.add_argument("--report", type=Path, nargs="+", default=None, metavar="JSON",
+                        help="print the report of earlier --out files instead of running (a later file's "
+                             "package replaces an earlier one's)")
+    parser.add_argument("--compare", type=Path, default=None, metavar="JSON",
+                        help="an earlier --out file (e.g. of the previous version, --gradlint ... --tag "
+                             "baseline): the same targets' outcomes then and now")
     args = parser.parse_args(argv)
+    if args.report:
+        merged: dict[str, dict] = {}
+        for path in args.report:
+            for row in json.loads(path.read_text())["rows"]:
+                merged[row["package"]] = row
+        rows = [merged[p[0]] for p in PACKAGES if p[0] in merged]
+        print_report(rows)
+        if args.compare:
+            compare(rows, json.loads(args.compare.read_text())["rows"])
+        if args.out:
+            args.out.write_text(json.dumps({"rows": rows, "summary": summarise(rows)}, indent=2))
+        return 0
     wanted = {n.strip().lower() for n in args.only.split(",") if n.strip()}
     selected = [p for p in PACKAGES if not wanted or p[0].lower() in wanted]
     python = run_venv(args.cache, [req for p in PACKAGES for req in p[2]])
@@ -390,6 +429,8 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as error:  # report and go on
             log(f"FAILED {name}=={version}: {error}")
     print_report(rows)
+    if args.compare:
+        compare(rows, json.loads(args.compare.read_text())["rows"])
     if args.out:
         args.out.write_text(json.dumps({"rows": rows, "summary": summarise(rows)}, indent=2))
     return 0

@@ -189,6 +189,14 @@ async def test_identity_here_or_flat_somewhere_is_still_a_wrong_gradient(client,
     assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
 
 
+async def test_shapes_that_backward_rejects_are_not_the_inputs(client):
+    # forward takes a vector `matrix` (matmul broadcasts); backward does not: the search goes on
+    # to shapes the whole Function takes (then to a symmetric matrix, which backward assumes)
+    r = await run(client, fn_class(FILE, "QuadFormDiagonal"))
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert len(value(r, "matrix")["shape"]) == 2
+
+
 # --- 3. parametrized test calls ---------------------------------------------------------
 
 
