@@ -304,6 +304,19 @@ def run_mutants(root: Path, functions: list[dict], python: Path, gradlint: Path)
 
 # -- report --------------------------------------------------------------------------------------
 
+RAN = ("pass", "fail", "inconclusive", "warning")
+
+
+def _backward_raised(mutant: dict) -> bool:
+    """A wrong backward that makes torch raise (a gradient for a non-tensor input, a wrong
+    shape): reported as ✗ "… in backward", pointing at backward — caught too."""
+    return mutant["outcome"] == "error" and " in backward" in mutant.get("summary", "")
+
+
+def _caught(mutant: dict) -> bool:
+    return mutant["outcome"] == "fail" or _backward_raised(mutant)
+
+
 def summarise(rows: list[dict]) -> dict:
     functions = [f for r in rows for f in r["functions"]]
     # abstract bases are not targets (only their subclasses run); the environment is not gradlint's
@@ -311,8 +324,8 @@ def summarise(rows: list[dict]) -> dict:
     calls = [c for r in rows for c in r["calls"]]
     mutants = [m for r in rows for m in r["mutants"]]
     oc = Counter(f["outcome"] for f in correct)
-    ran = [m for m in mutants if m["outcome"] in ("pass", "fail", "inconclusive", "warning")]
-    caught = [m for m in ran if m["outcome"] == "fail"]
+    ran = [m for m in mutants if m["outcome"] in RAN or _backward_raised(m)]
+    caught = [m for m in ran if _caught(m)]
     passed = oc["pass"] + oc["warning"]  # first-order gradients proved (a warning: second order / ≤1%)
     return {
         "functions": len(functions), "by_design": sum(1 for f in functions if f["by_design"]),
@@ -337,11 +350,11 @@ def print_report(rows: list[dict]) -> None:
         fs = r["functions"]
         f = Counter(x["outcome"] for x in fs if not x["by_design"])
         c = Counter(x["outcome"] for x in r["calls"])
-        ran = [m for m in r["mutants"] if m["outcome"] in ("pass", "fail", "inconclusive", "warning")]
+        ran = [m for m in r["mutants"] if m["outcome"] in RAN or _backward_raised(m)]
         print(f"{r['package']:<18} {len(fs):>9} {sum(1 for x in fs if x['by_design']):>6} {f['env']:>4} "
               f"{f['pass']:>4} {f['warning']:>4} {f['fail'] + f['error']:>4} {f['inconclusive']:>6} "
               f"{f['skipped']:>5} {sum(c.values()):>6} {c['pass'] + c['warning']:>4} {c['fail'] + c['error']:>4} "
-              f"{len(r['mutants']):>8} {len(ran):>4} {sum(1 for m in ran if m['outcome'] == 'fail'):>7} "
+              f"{len(r['mutants']):>8} {len(ran):>4} {sum(1 for m in ran if _caught(m)):>7} "
               f"{r['seconds']:>6.1f}")
     s = summarise(rows)
     print()
@@ -368,7 +381,7 @@ def print_report(rows: list[dict]) -> None:
     print("\nMutants not caught:")
     for r in rows:
         for m in r["mutants"]:
-            if m["outcome"] != "fail":
+            if not _caught(m):
                 print(f"  {r['package']}: {m['target']} [{m['mutation']}]: {m['outcome']}: {m['summary'][:160]}")
 
 

@@ -67,7 +67,7 @@ def test_run_usage_errors(cli, project):
     assert missing.returncode == 2 and missing.stderr == "gradlint: error: path does not exist: nope.py\n"
     unknown = cli("run", "ops.py::Cube", cwd=project)
     assert unknown.returncode == 2
-    assert unknown.stderr == "gradlint: error: no autograd Function or module-level function `Cube` in ops.py\n"
+    assert unknown.stderr == "gradlint: error: no autograd Function, custom op or module-level function `Cube` in ops.py\n"
     bad_python = cli("run", "ops.py::Square", "--python", "/nonexistent/python", "--no-cache", cwd=project)
     assert bad_python.returncode == 2
     assert bad_python.stderr.startswith("gradlint: error: ") and len(bad_python.stderr.splitlines()) == 1

@@ -408,6 +408,15 @@ class _Search(object):
             same = len(set(texts)) == 1 and len(texts) > 1
             code_bug = isinstance(first_exc, _CODE_BUGS + (AttributeError,)) or any(
                 phrase in texts[0] for phrase in _TORCH_SAYS_CODE_BUG)
+            if _no_kernel(first_exc):
+                text = str(first_exc)
+                op = text.split("'")[1]
+                device = text.split("from the '", 1)[1].split("'", 1)[0] if "from the '" in text else "CPU"
+                locations = getattr(self.reporter, "op_locations", None) or {}
+                return Outcome("error", "exception",
+                               "✗ the op `%s` has no kernel for the %s backend: register one "
+                               "(torch.library.impl, Library.impl, register_kernel)" % (op, device),
+                               first_line(text).split(". ")[0] + ".", location=locations.get("op"))
             if same and code_bug and not _abstract(first_exc):
                 oc = self.reporter.user_exception(first_exc, "forward")
                 oc.extra["synthesis"] = {"attempts": self.attempts, "params": [p.describe() for p in self.params]}
@@ -430,7 +439,12 @@ class _Search(object):
 
 def _abstract(exc):
     return isinstance(exc, (AttributeError, NotImplementedError)) and (
-        "type object" in str(exc) or isinstance(exc, NotImplementedError))
+        "type object" in str(exc) or isinstance(exc, NotImplementedError)) and not _no_kernel(exc)
+
+
+def _no_kernel(exc):
+    """A custom op with no kernel for the inputs' device: torch's own message says which."""
+    return isinstance(exc, NotImplementedError) and str(exc).startswith("Could not run '")
 
 
 def _missing_attribute(exc):
