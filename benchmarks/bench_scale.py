@@ -228,8 +228,8 @@ def other_linter(name: str, command: list[str], target: Path, workdir: Path, row
 
 def generated_tree(directory: Path, files: int, lines_per_file: int) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
-    for index in range(files):
-        (directory / f"ops_{index:04d}.py").write_text(module(lines_per_file))
+    for index in range(files):  # distinct files (a cache shared across files gains nothing)
+        (directory / f"ops_{index:04d}.py").write_text(module(lines_per_file, start=index * 1000))
     return directory
 
 
