@@ -80,6 +80,8 @@ NOT_A_DERIVATIVE = {
     "*::ImplicitFnGradientRerouting": "gradient rerouting (torchdiffeq)",
     "*::_SampledLogSumExp": "forward samples; backward is a score-function estimate (torch-struct)",
     "*::_MultiSampledLogSumExp": "forward samples; backward is a score-function estimate (torch-struct)",
+    "torch_struct/semirings/sparse_max.py::_SparseMaxGrad": "forward is the identity; backward applies "
+                                                             "sparsemax's Jacobian: a gradient hook (torch-struct)",
 }
 
 
