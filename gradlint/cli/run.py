@@ -108,9 +108,9 @@ def run_command(args: argparse.Namespace) -> int:
         shard = parse_shard(args.shard)
         plans = [item for item in plans if in_shard(item.display, shard)]
         skipped = [item for item in skipped if in_shard(item[0], shard)]
+    if not plans and skipped:
+        return _report([], [], set(), skipped, args, cwd)
     if not plans:
-        for display, reason, _kind in skipped:
-            print(f"- {display}: skipped: {reason}")
         if args.format == "json":
             print("[]")
         else:
