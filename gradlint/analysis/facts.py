@@ -14,9 +14,9 @@ from typing import Sequence, Union
 
 import libcst as cst
 
-from . import torch_api
-from .names import compound_bodies, statement_bindings, target_names
-from .scopes import Frame, ModuleContext, Scope, Site, find_site
+from . import torch_api, transfer
+from .names import BindingKind, compound_bodies, statement_bindings, target_names
+from .scopes import Frame, ModuleContext, Scope, Site, find_site, function_scope, walk_statements
 
 
 # -- facts -------------------------------------------------------------------------------
@@ -60,6 +60,7 @@ class OpaqueFact:
     """A known non-tensor value: number, none, bool, string, generator, dict, set, callable."""
 
     kind: str
+    value: object = None  # numbers: the value, when it is a literal
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,9 @@ class _Bound:
 class _Mutation:
     requires_grad: bool | None  # the new value; None: unknown
     dtype_unknown: bool = False
+    # handed to unknown code: it may call `requires_grad_()`, but nothing turns a tensor
+    # that requires grad into one that does not, and no call changes a tensor's dtype
+    keeps_true: bool = False
 
 
 class _Unknown:
@@ -99,8 +103,18 @@ _STOP = _Unknown()
 
 
 class Evaluator:
-    def __init__(self, context: ModuleContext):
+    def __init__(self, context: ModuleContext, fixtures: "FixtureSource | None" = None):
         self.context = context
+        self.fixtures = fixtures  # pytest fixtures of conftest.py files above the module
+        # values of parameters, by (function node id, name): a helper's arguments, a
+        # pytest fixture's value, a parametrize case
+        self.parameters: dict[tuple[int, str], Fact] = {}
+        # comprehension variables being evaluated, by (scope node id, name)
+        self._comprehension: dict[tuple[int, str], Fact] = {}
+        self._active: set[int] = set()  # helpers being evaluated (recursion guard)
+        from .callees import Callees
+
+        self.callees = Callees(self)
 
     # public ------------------------------------------------------------------------
     def fact(self, expr: cst.BaseExpression, site: Site, depth: int = 0) -> Fact:
@@ -110,13 +124,19 @@ class Evaluator:
             if expr.value == "None":
                 return OpaqueFact("none")
             if expr.value in ("True", "False"):
-                return OpaqueFact("bool")
+                return OpaqueFact("bool", expr.value == "True")
+            bound = self._comprehension.get((id(site.scope.node), expr.value))
+            if bound is not None:
+                return bound
             return self.name_fact(expr.value, site, depth + 1)
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
-            return OpaqueFact("number")
+            return OpaqueFact("number", _number(expr))
         if isinstance(expr, cst.UnaryOperation) and isinstance(
                 expr.expression, (cst.Integer, cst.Float, cst.Imaginary)):
-            return OpaqueFact("number")
+            value = _number(expr.expression)
+            if isinstance(expr.operator, cst.Minus) and value is not None:
+                value = -value  # type: ignore[operator]
+            return OpaqueFact("number", value)
         if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             return OpaqueFact("string")
         if isinstance(expr, (cst.Tuple, cst.List)):
@@ -132,13 +152,22 @@ class Evaluator:
         if isinstance(expr, (cst.Set, cst.SetComp)):
             return OpaqueFact("set")
         if isinstance(expr, cst.ListComp):
-            return SequenceFact("list", None)
+            return SequenceFact("list", self._mapped(expr, site, depth))
         if isinstance(expr, cst.Lambda):
             return OpaqueFact("callable")
         if isinstance(expr, cst.Attribute):
             return self._attribute_fact(expr, site, depth)
         if isinstance(expr, cst.Call):
             return self._call_fact(expr, site, depth)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._binary_fact(expr, site, depth)
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            operand = self.fact(expr.expression, site, depth + 1)
+            if isinstance(operand, TensorFact):
+                return self._transferred(transfer.METHODS["neg"], [operand], [], expr, site)
+            return UNKNOWN
+        if isinstance(expr, cst.Subscript):
+            return self._subscript_fact(expr, site, depth)
         return UNKNOWN
 
     def qualified(self, expr: cst.BaseExpression, site: Site) -> str | None:
@@ -167,18 +196,20 @@ class Evaluator:
                 if isinstance(outcome, _Bound):
                     return self._bound_fact(outcome, mutations, depth)
             owner = frame.owner
-            if owner is not None and self._leaving_is_unsafe(owner, frame, name, mutations):
+            if owner is not None and self._leaving_is_unsafe(owner, frame, name, mutations,
+                                                             Site(site.scope, frames[:level + 1])):
                 return UNKNOWN
         return self._outer_fact(name, site.scope, mutations, depth)
 
     def _leaving_is_unsafe(self, owner: cst.CSTNode, frame: Frame, name: str,
-                           mutations: list[_Mutation]) -> bool:
+                           mutations: list[_Mutation], site: Site) -> bool:
         """Going up out of a loop or a try: could the name have other values here?"""
         if isinstance(owner, (cst.For, cst.While)):
             if any(b.name == name for b in statement_bindings(owner)):
                 return True
-            if self._mutated_inside(owner, name):
-                mutations.append(_Mutation(None))
+            probe: list[_Mutation] = []
+            self._mutations_inside(owner, name, probe, site)
+            mutations.extend(probe)
         if isinstance(owner, (cst.Try, cst.TryStar)) and frame.statements is not _body_of(owner):
             if any(b.name == name for b in statement_bindings(owner)):
                 return True
@@ -186,7 +217,10 @@ class Evaluator:
 
     def _outer_fact(self, name: str, scope: Scope, mutations: list[_Mutation], depth: int) -> Fact:
         if name in scope.table:
-            return UNKNOWN  # a parameter, or bound later in this scope
+            # a parameter (or a name bound later in this scope)
+            if not any(b.kind is BindingKind.PARAM for b in scope.table.bindings[name]):
+                return UNKNOWN
+            return _apply(self._parameter_fact(name, scope, depth), list(reversed(mutations)))
         outer = scope.parent
         while outer is not None and outer.kind == "class":
             outer = outer.parent
@@ -215,6 +249,14 @@ class Evaluator:
         assert value is not None
         fact = self.fact(value, binding_site, depth + 1)
         return _apply(fact, later + list(reversed(mutations)))
+
+    def _parameter_fact(self, name: str, scope: Scope, depth: int) -> Fact:
+        """A parameter's value: an argument of the helper call being followed, a pytest
+        parametrize case, or a pytest fixture."""
+        bound = self.parameters.get((id(scope.node), name))
+        if bound is not None:
+            return bound
+        return self.callees.fixture(name, scope, depth)
 
     def _statement_site(self, scope: Scope, small: cst.CSTNode) -> Site | None:
         for index, stmt in enumerate(scope.statements):
@@ -259,18 +301,21 @@ class Evaluator:
         # if / for / while / try / match: no flow merging
         if any(b.name == name for b in statement_bindings(stmt)):
             return _STOP
-        if self._mutated_inside(stmt, name):
-            mutations.append(_Mutation(None, dtype_unknown=True))
+        probe: list[_Mutation] = []
+        self._mutations_inside(stmt, name, probe, site)
+        if probe:
+            # on some paths only: what they set is not certain, what they keep is
+            dtype_unknown = any(m.dtype_unknown for m in probe)
+            keeps = all(m.keeps_true or m.requires_grad is True for m in probe)
+            mutations.append(_Mutation(None, dtype_unknown=dtype_unknown, keeps_true=keeps))
         return None
 
-    def _mutated_inside(self, stmt: cst.BaseStatement, name: str) -> bool:
+    def _mutations_inside(self, stmt: cst.BaseStatement, name: str, found: list[_Mutation],
+                          site: Site) -> None:
+        """The mutations of ``name`` anywhere in a compound statement (same scope)."""
         for line in _simple_lines([stmt]):
             for small in line.body:
-                probe: list[_Mutation] = []
-                self._mutation_of(small, name, probe, None)
-                if probe:
-                    return True
-        return False
+                self._mutation_of(small, name, found, site)
 
     def _examine_small(self, small: cst.BaseSmallStatement, name: str, site: Site,
                        mutations: list[_Mutation]) -> object:
@@ -336,7 +381,7 @@ class Evaluator:
         # handing the tensor to unknown code: it may call `requires_grad_()` on it
         for call in _calls_receiving(small, name):
             if site is None or not self._is_harmless_call(call, site):
-                mutations.append(_Mutation(None))
+                mutations.append(_Mutation(None, keeps_true=True))
                 return
 
     def _is_harmless_call(self, call: cst.Call, site: Site) -> bool:
@@ -364,7 +409,7 @@ class Evaluator:
             if isinstance(base, TensorFact):
                 if attr == "data":
                     return TensorFact(base.dtype, False, base.dtype_origin, None, base.default_dtype)
-                return _derived(base, expr, site)
+                return self._transferred(transfer.METHODS["t"], [base], [], expr, site)
         return UNKNOWN
 
     def _call_fact(self, call: cst.Call, site: Site, depth: int) -> Fact:
@@ -373,7 +418,10 @@ class Evaluator:
             return self._torch_call_fact(qualified, call, site, depth)
         builtin = self.builtin_name(call.func, site)
         if builtin in ("tuple", "list") and len(call.args) == 1 and not call.args[0].star:
-            inner = self.fact(call.args[0].value, site, depth + 1)
+            argument = call.args[0].value
+            if isinstance(argument, cst.GeneratorExp):
+                return SequenceFact(builtin, self._mapped(argument, site, depth))
+            inner = self.fact(argument, site, depth + 1)
             if isinstance(inner, SequenceFact):
                 return SequenceFact(builtin, inner.elements, inner.node)
             if isinstance(inner, OpaqueFact) and inner.kind == "generator":
@@ -383,7 +431,86 @@ class Evaluator:
             receiver = self.fact(call.func.value, site, depth + 1)
             if isinstance(receiver, TensorFact):
                 return self._method_fact(receiver, call, site, depth)
+            if isinstance(receiver, UnknownFact) and call.func.attr.value in _TENSOR_ONLY_CASTS:
+                # `load(a).double()`: whatever `load` returns, a cast decides the dtype
+                return self._method_fact(TensorFact(None, None), call, site, depth)
+        return self.callees.result(call, site, depth)
+
+    # operators -----------------------------------------------------------------------
+    def _binary_fact(self, expr: cst.BinaryOperation, site: Site, depth: int) -> Fact:
+        operator = type(expr.operator).__name__
+        if operator not in transfer.BINARY_OPERATORS:
+            return UNKNOWN
+        tensors: list[TensorFact] = []
+        numbers: list[str] = []
+        for operand in (expr.left, expr.right):
+            fact = self.fact(operand, site, depth + 1)
+            if isinstance(fact, TensorFact):
+                tensors.append(fact)
+            elif isinstance(fact, OpaqueFact) and fact.kind in ("number", "bool"):
+                kind = _literal_kind(operand) or ("float" if isinstance(fact.value, float) else None)
+                if kind is None:
+                    return UNKNOWN
+                numbers.append(kind)
+            else:
+                return UNKNOWN
+        if not tensors:
+            return UNKNOWN
+        division = operator == "Divide"
+        return self._transferred(transfer.Transfer(transfer.PROMOTE, 1, true_division=division),
+                                 tensors, numbers, expr, site)
+
+    def _subscript_fact(self, expr: cst.Subscript, site: Site, depth: int) -> Fact:
+        base = self.fact(expr.value, site, depth + 1)
+        if isinstance(base, TensorFact):
+            return self._transferred(transfer.METHODS["select"], [base], [], expr, site)
+        if isinstance(base, SequenceFact) and base.elements is not None and len(expr.slice) == 1:
+            index = expr.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, (cst.Integer, cst.UnaryOperation)):
+                value = self.fact(index.value, site, depth + 1)
+                if isinstance(value, OpaqueFact) and isinstance(value.value, int):
+                    if -len(base.elements) <= value.value < len(base.elements):
+                        return base.elements[value.value]
         return UNKNOWN
+
+    def _mapped(self, comprehension: cst.GeneratorExp | cst.ListComp, site: Site,
+                depth: int) -> tuple[Fact, ...] | None:
+        """``(f(t) for t in seq)`` over a known sequence: the facts of each ``f(t)``."""
+        clause = comprehension.for_in
+        if clause.inner_for_in is not None or clause.ifs or clause.asynchronous is not None or \
+                not isinstance(clause.target, cst.Name):
+            return None
+        source = self.fact(clause.iter, site, depth + 1)
+        if not isinstance(source, SequenceFact) or source.elements is None:
+            return None
+        key = (id(site.scope.node), clause.target.value)
+        saved = self._comprehension.get(key)
+        results = []
+        try:
+            for element in source.elements:
+                self._comprehension[key] = element
+                results.append(_without_origins(self.fact(comprehension.elt, site, depth + 1)))
+        finally:
+            if saved is None:
+                self._comprehension.pop(key, None)
+            else:
+                self._comprehension[key] = saved
+        return tuple(results)
+
+    def _transferred(self, rule: transfer.Transfer, tensors: Sequence[TensorFact],
+                     numbers: list[str], expr: cst.BaseExpression, site: Site,
+                     others: Sequence[bool | None] = ()) -> TensorFact:
+        """The result of an operation on ``tensors`` (the receiver first) and ``numbers``;
+        ``others``: requires_grad of further arguments that may be tensors."""
+        dtypes = [t.dtype for t in tensors]
+        dtype = transfer.result_dtype(rule, dtypes, numbers, self.context.default_dtype)
+        grads = [t.requires_grad for t in tensors] + list(others)
+        grad = transfer.result_requires_grad(rule, grads, grad_mode_disabled(site, self))
+        receiver = tensors[0]
+        same = dtype is not None and all(t.dtype == dtype for t in tensors)
+        origin = receiver.dtype_origin if same and len(tensors) == 1 else None
+        default = same and all(t.default_dtype for t in tensors)
+        return TensorFact(dtype, grad, origin, Origin("expression", expr, site), default)
 
     def _torch_call_fact(self, qualified: str, call: cst.Call, site: Site, depth: int) -> Fact:
         if qualified in torch_api.PARAMETER or qualified in torch_api.VARIABLE:
@@ -396,6 +523,12 @@ class Evaluator:
             return UNKNOWN
         if qualified == "torch.device":
             return OpaqueFact("device")
+        if qualified in transfer.FUNCTIONS:
+            return self._function_fact(transfer.FUNCTIONS[qualified], call, site, depth)
+        if qualified in transfer.SEQUENCE_FUNCTIONS:
+            return self._sequence_function_fact(call, site, depth)
+        if qualified == "torch.from_numpy":
+            return TensorFact(None, False, None, Origin("expression", call, site))
         factory = _FACTORY_KINDS.get(qualified)
         if factory is None:
             if qualified in torch_api.LEGACY_CONSTRUCTORS:
@@ -455,7 +588,7 @@ class Evaluator:
     def _method_fact(self, receiver: TensorFact, call: cst.Call, site: Site, depth: int) -> Fact:
         assert isinstance(call.func, cst.Attribute)
         method = call.func.attr.value
-        grad = _derived_grad(receiver.requires_grad, site)
+        grad = _cast_grad(receiver.requires_grad, grad_mode_disabled(site, self))
         expression = Origin("expression", call, site)
         if method in torch_api.CAST_METHODS and not call.args:
             return TensorFact(torch_api.CAST_METHODS[method], grad, Origin("cast", call, site),
@@ -481,10 +614,68 @@ class Evaluator:
         if method == "detach":
             return TensorFact(receiver.dtype, False, receiver.dtype_origin, expression,
                               receiver.default_dtype)
-        if method in torch_api.DTYPE_PRESERVING_METHODS:
-            return TensorFact(receiver.dtype, grad, receiver.dtype_origin, expression,
-                              receiver.default_dtype)
-        return UNKNOWN
+        if method in ("retain_grad", "mT", "T", "H", "mH"):
+            return TensorFact(receiver.dtype, receiver.requires_grad, receiver.dtype_origin,
+                              expression, receiver.default_dtype)
+        rule = transfer.METHODS.get(method)
+        if rule is None:
+            return UNKNOWN
+        return self._apply_rule(rule, receiver, call, site, depth)
+
+    def _function_fact(self, rule: transfer.Transfer, call: cst.Call, site: Site, depth: int) -> Fact:
+        if not call.args or call.args[0].keyword is not None or call.args[0].star:
+            return UNKNOWN
+        receiver = self.fact(call.args[0].value, site, depth + 1)
+        if not isinstance(receiver, TensorFact):
+            return UNKNOWN
+        return self._apply_rule(rule, receiver, call, site, depth, skip=1)
+
+    def _apply_rule(self, rule: transfer.Transfer, receiver: TensorFact, call: cst.Call,
+                    site: Site, depth: int, skip: int = 0) -> Fact:
+        """A table operation: its operands are the first positional arguments after the
+        receiver; any other argument that may be a tensor may carry requires_grad."""
+        tensors = [receiver]
+        numbers: list[str] = []
+        others: list[bool | None] = []
+        positional = 0
+        for arg in call.args[skip:]:
+            if arg.star:
+                return UNKNOWN
+            fact = self.fact(arg.value, site, depth + 1)
+            operand = arg.keyword is None and positional < rule.operands
+            if arg.keyword is None:
+                positional += 1
+            if isinstance(fact, TensorFact):
+                (tensors.append(fact) if operand else others.append(fact.requires_grad))
+            elif isinstance(fact, OpaqueFact) and fact.kind in ("number", "bool"):
+                if operand:
+                    kind = _literal_kind(arg.value) or (
+                        "float" if isinstance(fact.value, float) else None)
+                    if kind is None:
+                        return UNKNOWN
+                    numbers.append(kind)
+            elif isinstance(fact, (OpaqueFact, DtypeFact)):
+                continue
+            elif isinstance(fact, SequenceFact) and not operand:
+                continue  # sizes and dims
+            else:
+                if operand:
+                    return UNKNOWN
+                others.append(None)
+        if positional < rule.operands:
+            return UNKNOWN
+        return self._transferred(rule, tensors, numbers, call, site, others)
+
+    def _sequence_function_fact(self, call: cst.Call, site: Site, depth: int) -> Fact:
+        if not call.args or call.args[0].keyword is not None or call.args[0].star:
+            return UNKNOWN
+        sequence = self.fact(call.args[0].value, site, depth + 1)
+        if not isinstance(sequence, SequenceFact) or not sequence.elements or \
+                not all(isinstance(e, TensorFact) for e in sequence.elements):
+            return UNKNOWN
+        tensors = [e for e in sequence.elements if isinstance(e, TensorFact)]
+        fact = self._transferred(transfer.Transfer(transfer.PROMOTE), tensors, [], call, site)
+        return replace(fact, dtype_origin=None)
 
     def _to_dtype(self, receiver: TensorFact, call: cst.Call, site: Site,
                   depth: int) -> tuple[str | None, bool]:
@@ -517,29 +708,107 @@ _FACTORY_KINDS: dict[str, str] = {
 _KIND_ORDER = ["bool", "int", "float", "complex"]
 
 
-def _derived(base: TensorFact, expr: cst.BaseExpression, site: Site) -> TensorFact:
-    return TensorFact(base.dtype, _derived_grad(base.requires_grad, site), base.dtype_origin,
-                      Origin("expression", expr, site), base.default_dtype)
+_TENSOR_ONLY_CASTS = frozenset({"double", "float", "half", "bfloat16", "cdouble", "cfloat"})
 
 
-def _derived_grad(source: bool | None, site: Site) -> bool | None:
-    """requires_grad of an op's result: the source's, unless computed under no_grad."""
-    if source is True and _under_no_grad(site):
+def _number(node: cst.BaseExpression) -> object:
+    try:
+        if isinstance(node, cst.Integer):
+            return int(node.value.replace("_", ""), 0)
+        if isinstance(node, cst.Float):
+            return float(node.value.replace("_", ""))
+    except ValueError:
         return None
-    return source
+    return None
 
 
-def _under_no_grad(site: Site) -> bool:
+def without_origins(fact: Fact) -> Fact:
+    """The fact without places to edit (a value from another function or module)."""
+    if isinstance(fact, TensorFact):
+        return replace(fact, dtype_origin=None, grad_origin=None)
+    if isinstance(fact, SequenceFact) and fact.elements is not None:
+        return SequenceFact(fact.kind, tuple(without_origins(e) for e in fact.elements), None)
+    return fact
+
+
+_without_origins = without_origins
+
+
+def merge_facts(facts: Sequence[Fact]) -> Fact:
+    """What is certain about a value that is one of ``facts``."""
+    if not facts:
+        return UNKNOWN
+    first = facts[0]
+    if all(f == first for f in facts):
+        return first
+    if all(isinstance(f, TensorFact) for f in facts):
+        tensors = [f for f in facts if isinstance(f, TensorFact)]
+        dtypes = {t.dtype for t in tensors}
+        grads = {t.requires_grad for t in tensors}
+        return TensorFact(dtypes.pop() if len(dtypes) == 1 else None,
+                          grads.pop() if len(grads) == 1 else None, None, None,
+                          all(t.default_dtype for t in tensors))
+    if all(isinstance(f, OpaqueFact) and f.kind == first.kind for f in facts):  # type: ignore[union-attr]
+        return OpaqueFact(first.kind)  # type: ignore[union-attr]
+    return UNKNOWN
+
+
+def _cast_grad(source: bool | None, disabled: bool | None) -> bool | None:
+    """requires_grad after a cast (`.double()`, `.to(...)`): a cast that changes nothing
+    returns the tensor itself, so under no_grad the result is only known when False."""
+    if source is False or disabled is False:
+        return source
+    return None
+
+
+_GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
+                       "torch.autograd.grad_mode.no_grad", "torch.autograd.inference_mode"})
+_GRAD_ON = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
+_GRAD_SET = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
+
+
+def grad_mode_disabled(site: Site, evaluator: "Evaluator | None" = None) -> bool | None:
+    """Is grad mode off where ``site`` is? True inside ``with torch.no_grad():`` (or
+    ``inference_mode()``, ``set_grad_enabled(False)``) and in functions decorated with
+    them; False where it is certainly on; None when it cannot be told."""
+    def verdict(expr: cst.BaseExpression, scope: Scope) -> bool | None | str:
+        call = expr if isinstance(expr, cst.Call) else None
+        func = call.func if call is not None else expr
+        name = evaluator.qualified(func, Site(scope, ())) if evaluator is not None else None
+        if name is None:
+            text = _dotted(func)
+            last = text.split(".")[-1] if text else ""
+            name = {"no_grad": "torch.no_grad", "inference_mode": "torch.inference_mode",
+                    "enable_grad": "torch.enable_grad",
+                    "set_grad_enabled": "torch.set_grad_enabled"}.get(last)
+        if name in _GRAD_OFF:
+            if call is not None and call.args:
+                flag = _literal_bool(call.args[0].value)
+                return None if flag is None else flag
+            return True
+        if name in _GRAD_ON:
+            return False
+        if name in _GRAD_SET:
+            flag = _literal_bool(call.args[0].value) if call is not None and call.args else None
+            return None if flag is None else not flag
+        return "unrelated"
+
+    state: bool | None = False
+    # decorators of the enclosing functions, outermost first
+    scopes = [scope for scope in site.scope.chain() if isinstance(scope.node, cst.FunctionDef)]
+    for scope in reversed(scopes):
+        for decorator in scope.node.decorators:  # type: ignore[union-attr]
+            found = verdict(decorator.decorator, scope.parent or scope)
+            if found != "unrelated":
+                state = found  # type: ignore[assignment]
     for frame in site.frames:
         owner = frame.owner
         if isinstance(owner, cst.With):
             for item in owner.items:
-                item_call = item.item
-                func = item_call.func if isinstance(item_call, cst.Call) else item_call
-                text = _dotted(func)
-                if text and text.split(".")[-1] in ("no_grad", "inference_mode", "set_grad_enabled"):
-                    return True
-    return False
+                found = verdict(item.item, site.scope)
+                if found != "unrelated":
+                    state = found  # type: ignore[assignment]
+    return state
 
 
 def _dotted(node: cst.BaseExpression) -> str | None:
@@ -552,7 +821,8 @@ def _apply(fact: Fact, mutations: Sequence[_Mutation]) -> Fact:
     if not mutations or not isinstance(fact, TensorFact):
         return fact
     for mutation in mutations:
-        fact = replace(fact, requires_grad=mutation.requires_grad)
+        if not (mutation.keeps_true and fact.requires_grad is True):
+            fact = replace(fact, requires_grad=mutation.requires_grad)
         if mutation.dtype_unknown:
             fact = replace(fact, dtype=None, dtype_origin=None)
     return fact

@@ -131,8 +131,11 @@ def input_elements(call: GradcheckCall, evaluator: Evaluator) -> list[InputEleme
     expr = call.inputs.value
     fact = evaluator.fact(expr, call.site)
     if isinstance(fact, SequenceFact):
-        if fact.elements is None or fact.node is None:
+        if fact.elements is None:
             return None
+        if fact.node is None:  # `tuple(t.double() for t in xs)`: no expression per element
+            return [InputElement(expr, element_fact, False, index)
+                    for index, element_fact in enumerate(fact.elements)]
         inline = fact.node is expr
         return [InputElement(element.value, element_fact, inline, index)
                 for index, (element, element_fact) in enumerate(zip(fact.node.elements, fact.elements))]
