@@ -9,8 +9,9 @@ what it knows.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Sequence, Union
+from typing import Iterator, Sequence, Union
 
 import libcst as cst
 
@@ -249,6 +250,21 @@ class Evaluator:
         assert value is not None
         fact = self.fact(value, binding_site, depth + 1)
         return _apply(fact, later + list(reversed(mutations)))
+
+    @contextmanager
+    def bound(self, function: cst.CSTNode, values: dict[str, Fact]) -> Iterator[None]:
+        """Evaluate with ``function``'s parameters bound to ``values`` (a parametrize case)."""
+        saved = {name: self.parameters.get((id(function), name)) for name in values}
+        for name, value in values.items():
+            self.parameters[(id(function), name)] = value
+        try:
+            yield
+        finally:
+            for name, old in saved.items():
+                if old is None:
+                    self.parameters.pop((id(function), name), None)
+                else:
+                    self.parameters[(id(function), name)] = old
 
     def _parameter_fact(self, name: str, scope: Scope, depth: int) -> Fact:
         """A parameter's value: an argument of the helper call being followed, a pytest

@@ -16,6 +16,7 @@ import libcst as cst
 from ..analysis import torch_api
 from ..analysis.block import BlockAnalysis
 from ..analysis.facts import Evaluator
+from ..analysis.gradcheck_calls import gradcheck_names
 from ..analysis.scopes import ModuleContext, default_dtype_of
 from ..analysis.source import NEWLINE, Block, ScannedSource, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
@@ -254,9 +255,8 @@ def _may_fire(rule: Rule, text: str, aliases: Iterable[str]) -> bool:
 
 
 def _gradcheck_aliases(context: ModuleContext) -> list[str]:
-    wanted = torch_api.GRADCHECK | torch_api.GRADGRADCHECK
-    return [name for name in context.scope.table.bindings
-            if "gradcheck" not in name and context.resolve_name(name, context.scope) in wanted]
+    """Module-level names other than `gradcheck` that call it: aliases, partials, wrappers."""
+    return gradcheck_names(context)
 
 
 def _severity(rule: type[Rule] | Rule, report_severity: Severity | None,

@@ -6,7 +6,8 @@ import libcst as cst
 
 from ..analysis import torch_api
 from ..analysis.block import BlockAnalysis
-from ..analysis.facts import Origin, TensorFact
+from ..analysis import parametrize
+from ..analysis.facts import DtypeFact, OpaqueFact, Origin, SequenceFact, TensorFact
 from ..analysis.gradcheck_calls import GradcheckCall, InputElement, input_elements
 from ..findings import Severity
 from . import _edits
@@ -308,24 +309,56 @@ class LowPrecisionGradcheckInput(Rule):
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
+        evaluator = block.evaluator
         for call in block.gradcheck_calls:
-            if _step_chosen_for_low_precision(call):
-                continue
-            elements = input_elements(call, block.evaluator)
-            for element in elements or ():
-                fact = element.fact
-                if not isinstance(fact, TensorFact) or fact.requires_grad is not True:
-                    continue
-                if fact.dtype not in torch_api.LOW_PRECISION:
-                    continue
-                if fact.default_dtype and _inherits_unknown_base(block, call.site.scope):
-                    continue  # a base TestCase elsewhere may set the default dtype in setUp
-                yield self._report(block, call, element, fact)
+            reported: set[int] = set()
+            if not _step_chosen_for_low_precision(call, evaluator):
+                for element in input_elements(call, evaluator) or ():
+                    if self._low_precision(block, call, element.fact):
+                        reported.add(element.index)
+                        yield self._report(block, call, element, element.fact)  # type: ignore[arg-type]
+            # every @pytest.mark.parametrize case, reported on its entry
+            for case in parametrize.cases(call.site, evaluator):
+                with evaluator.bound(case.function, case.values):
+                    if _step_chosen_for_low_precision(call, evaluator):
+                        continue
+                    for element in input_elements(call, evaluator) or ():
+                        if element.index not in reported and \
+                                self._low_precision(block, call, element.fact):
+                            reported.add(element.index)
+                            yield self._case_report(block, call, element, case)
+
+    def _low_precision(self, block: BlockAnalysis, call: GradcheckCall, fact) -> bool:
+        if not isinstance(fact, TensorFact) or fact.requires_grad is not True:
+            return False
+        if fact.dtype not in torch_api.LOW_PRECISION:
+            return False
+        # a base TestCase elsewhere may set the default dtype in setUp
+        return not (fact.default_dtype and _inherits_unknown_base(block, call.site.scope))
+
+    def _case_report(self, block: BlockAnalysis, call: GradcheckCall, element: InputElement,
+                     case: parametrize.Case) -> Report:
+        fact = element.fact
+        assert isinstance(fact, TensorFact)
+        chosen = next((name for name, value in case.values.items()
+                       if isinstance(value, DtypeFact) and value.dtype == fact.dtype),
+                      next(iter(case.values)))
+        entry = case.entries[chosen]
+        name = self._name(block, call, element)
+        message = (f"{call.variant} input {name} is {fact.dtype} in the parametrize case "
+                   f"`{chosen}={block.code(entry)}`; finite differences need {_UPCAST[fact.dtype]}")  # type: ignore[index]
+        return Report(entry, message, case.site)
+
+    def _name(self, block: BlockAnalysis, call: GradcheckCall, element: InputElement) -> str:
+        if not element.inline and call.inputs is not None and element.expr is call.inputs.value \
+                and not isinstance(element.fact, SequenceFact):
+            return f"#{element.index} of `{block.code(element.expr)}`"
+        return _edits.label(element.expr, block.code(element.expr),
+                            None if isinstance(element.expr, cst.Name) else element.index)
 
     def _report(self, block: BlockAnalysis, call: GradcheckCall, element: InputElement,
                 fact: TensorFact) -> Report:
-        name = _edits.label(element.expr, block.code(element.expr),
-                            None if isinstance(element.expr, cst.Name) else element.index)
+        name = self._name(block, call, element)
         default = " (torch's default dtype)" if fact.default_dtype else ""
         message = (f"{call.variant} input {name} is {fact.dtype}{default}; "
                    f"finite differences need {_UPCAST[fact.dtype]}")
@@ -380,17 +413,37 @@ def _module_class_scope(block: BlockAnalysis, node: cst.ClassDef):
     return Scope("class", node, ScopeTable.of_statements(statements), block.context.scope, statements)
 
 
-def _step_chosen_for_low_precision(call: GradcheckCall) -> bool:
+def _step_chosen_for_low_precision(call: GradcheckCall, evaluator) -> bool:
+    """`eps=` of 1e-4 or more (or a value that cannot be read): float32 on purpose."""
     eps = call.keyword("eps")
     if eps is None:
         return False
-    value = eps.value
-    if isinstance(value, (cst.Float, cst.Integer)):
-        try:
-            return float(value.value) >= 1e-4
-        except ValueError:
-            return True
-    return True
+    values = _possible_numbers(eps.value, call.site, evaluator)
+    if values is None:
+        return True
+    return max(values) >= 1e-4
+
+
+def _possible_numbers(expr: cst.BaseExpression, site, evaluator) -> list[float] | None:
+    """The values a number may have: a literal, a name bound to one, or the variable of an
+    enclosing `for eps in (1e-6, 1e-7):` loop."""
+    fact = evaluator.fact(expr, site)
+    if isinstance(fact, OpaqueFact) and isinstance(fact.value, (int, float)):
+        return [float(fact.value)]
+    if not isinstance(expr, cst.Name):
+        return None
+    for frame in reversed(site.frames):
+        owner = frame.owner
+        if isinstance(owner, cst.For) and isinstance(owner.target, cst.Name) and \
+                owner.target.value == expr.value and isinstance(owner.iter, (cst.Tuple, cst.List)):
+            values = []
+            for element in owner.iter.elements:
+                item = evaluator.fact(element.value, site)
+                if not (isinstance(item, OpaqueFact) and isinstance(item.value, (int, float))):
+                    return None
+                values.append(float(item.value))
+            return values or None
+    return None
 
 
 def _fix(block: BlockAnalysis, call: GradcheckCall, element: InputElement, fact: TensorFact,

@@ -244,6 +244,12 @@ class GradcheckInputsNotOneArgument(Rule):
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
         for call in block.gradcheck_calls:
+            star = call.star_inputs
+            if star is not None:
+                report = self._spread(block, call, star)
+                if report is not None:
+                    yield report
+                continue
             if call.has_star_args or call.inputs is None:
                 continue
             report = (self._positional(block, call) or self._grad_outputs_trap(block, call)
@@ -304,6 +310,26 @@ class GradcheckInputsNotOneArgument(Rule):
         new_call = call.node.with_changes(args=new_args)
         return FixProposal(title, Applicability.SAFE,
                            (Replacement(call.node, block.code(new_call), call.site),))
+
+    # gradcheck(f, *inputs) -----------------------------------------------------------
+    def _spread(self, block: BlockAnalysis, call: GradcheckCall, star: cst.Arg) -> Report | None:
+        fact = block.evaluator.fact(star.value, call.site)
+        if not isinstance(fact, SequenceFact) or fact.elements is None or len(fact.elements) < 2:
+            return None  # one element spread is that element: a valid inputs argument
+        shown = block.code(star.value)
+        count = len(fact.elements)
+        if call.variant == "gradgradcheck" and count == 2:
+            effect = "the second becomes grad_outputs"
+        else:
+            effect = "TypeError"
+        message = (f"{call.variant} takes all inputs as one tuple; `*{shown}` spreads {count} "
+                   f"inputs over separate arguments ({effect}); pass `tuple({shown})`")
+        args = [a.with_changes(star="", value=cst.Call(cst.Name("tuple"), [cst.Arg(star.value)]))
+                if a is star else a for a in call.node.args]
+        fix = FixProposal("Pass the inputs as one tuple", Applicability.SAFE,
+                          (Replacement(call.node, block.code(call.node.with_changes(args=args)),
+                                       call.site),))
+        return Report(star, message, call.site, fix)
 
     # gradgradcheck(f, x, y) with a 2-input f / gradgradcheck(f, (x,), 1e-6) -----------
     def _grad_outputs_trap(self, block: BlockAnalysis, call: GradcheckCall) -> Report | None:

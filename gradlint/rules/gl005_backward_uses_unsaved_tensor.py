@@ -355,6 +355,7 @@ class BackwardUsesUnsavedTensor(Rule):
             if backward is None or "backward" in function.inherited or "vjp" in function.inherited:
                 continue
             yield from _unpacking(block, function, backward)
+            yield from _indexing(block, function, backward)
             yield from _foreign_names(block, function, backward)
 
 
@@ -561,6 +562,66 @@ def _unpacking(block: BlockAnalysis, function: AutogradFunction, backward: Metho
                 message = (f"`{target.value} = {ctx}.saved_tensors` makes `{target.value}` a 1-tuple, "
                            f"not the saved tensor; write `{target.value}, = {ctx}.saved_tensors`")
                 yield Report(target, message, site, fix)
+
+
+def _indexing(block: BlockAnalysis, function: AutogradFunction, backward: Method
+              ) -> Iterator[Report]:
+    """``ctx.saved_tensors[i]`` (or ``saved[i]`` after ``saved = ctx.saved_tensors``) past
+    the tensors saved."""
+    saved = _saved(function)
+    if saved is None:
+        return
+    method, call = saved
+    count = len(call.args)
+    where = "forward" if method is function.forward else "setup_context"
+    names = [block.code(a.value) for a in call.args]
+    listed = ", ".join(f"`{n}`" for n in names) if all(len(n) < 20 for n in names) else ""
+    ctx = backward.context_name
+    aliases = {name for name, bindings in backward.scope.table.bindings.items()
+               if len(bindings) == 1 and bindings[0].value is not None
+               and _is_saved_tensors(bindings[0].value, ctx)}
+    finder = _SavedSubscripts(ctx, aliases)
+    for stmt in backward.scope.statements:
+        stmt.visit(finder)
+    for node, index in finder.found:
+        if -count <= index < count:
+            continue
+        message = (f"backward reads saved tensor [{index}] but {where} saved {count}"
+                   f"{f' ({listed})' if listed else ''}; IndexError when backward runs")
+        yield Report(node, message, _site_of_name(backward, node))  # type: ignore[arg-type]
+
+
+def _is_saved_tensors(node: cst.BaseExpression, ctx: str | None) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "saved_tensors" and \
+        isinstance(node.value, cst.Name) and node.value.value == ctx
+
+
+class _SavedSubscripts(cst.CSTVisitor):
+    def __init__(self, ctx: str | None, aliases: set[str]):
+        self.ctx = ctx
+        self.aliases = aliases
+        self.found: list[tuple[cst.Subscript, int]] = []
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        base = node.value
+        if not (_is_saved_tensors(base, self.ctx) or
+                (isinstance(base, cst.Name) and base.value in self.aliases)):
+            return
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return
+        value = node.slice[0].slice.value
+        negative = isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus)
+        if negative:
+            value = value.expression  # type: ignore[union-attr]
+        if isinstance(value, cst.Integer):
+            index = int(value.value, 0)
+            self.found.append((node, -index if negative else index))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
 
 
 class _TupleUse(cst.CSTVisitor):
