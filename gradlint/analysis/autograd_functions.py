@@ -65,6 +65,12 @@ class Method:
         return True
 
 
+def gradient_names(param: str) -> set[str]:
+    """Names that say "the gradient of `param`" (`grad_x`, `x_grad`, `dx`, ...)."""
+    return {f"grad_{param}", f"{param}_grad", f"grad{param}", f"d_{param}", f"d{param}",
+            f"g_{param}", f"{param}_g", f"grad_{param}s", f"{param}_grads"}
+
+
 def _decorator_name(decorator: cst.Decorator) -> str | None:
     """The last part of a decorator's name (``custom_fwd`` for ``@amp.custom_fwd(...)``)."""
     expr = decorator.decorator

@@ -117,6 +117,8 @@ def may_call_gradcheck(text: str, aliases: Sequence[str]) -> bool:
     if _LOCAL_ALIAS.search(text):
         return True  # a local alias: any name could be the callee
     names = "|".join(re.escape(n) for n in ("gradcheck", "gradgradcheck", *aliases))
+    if aliases and re.search(rf"=\s*(?:{names})\b", text):
+        return True  # a local alias of a module-level alias
     return re.search(rf"\b(?:{names})\s*\(", text) is not None
 
 

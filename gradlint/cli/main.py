@@ -133,7 +133,8 @@ def _check(args: argparse.Namespace) -> int:
             sys.stdout.write(reports[0].fixed or text)
             for line in output.render_text(reports[0].findings, output.Style(False), unsafe):
                 print(line, file=sys.stderr)
-            return EXIT_CLEAN if args.exit_zero or not reports[0].findings else EXIT_FINDINGS
+            return EXIT_CLEAN if args.exit_zero or not output.failing(reports[0].findings) \
+                else EXIT_FINDINGS
     else:
         paths = [Path(p) for p in (args.paths or ["."])]
         files = list(discover(paths, resolver))
@@ -155,8 +156,8 @@ def _check(args: argparse.Namespace) -> int:
               f"the other files were checked", file=sys.stderr)
     if broken:
         return EXIT_ERROR
-    if args.exit_zero or not findings:
-        return EXIT_CLEAN
+    if args.exit_zero or not output.failing(findings):
+        return EXIT_CLEAN  # hints are shown, but do not fail the check
     return EXIT_FINDINGS
 
 

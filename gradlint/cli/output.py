@@ -34,18 +34,37 @@ def fix_marker(finding: Finding, unsafe: bool) -> str:
     return ""
 
 
+def failing(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings that make `gradlint check` exit 1: all but hints."""
+    return [f for f in findings if f.severity is not Severity.HINT]
+
+
 def render_text(findings: Sequence[Finding], style: Style, unsafe: bool) -> list[str]:
     lines = []
     for f in findings:
         location = f"{f.path}:{f.range.start.line}:{f.range.start.column + 1}:"
         color = "red" if f.severity is Severity.ERROR else "yellow"
-        lines.append(f"{style(location, 'bold')} {style(f.code, color, 'bold')} {f.message}"
+        if f.severity is Severity.HINT:
+            code = f"{style(f.code, 'dim', 'bold')} {style('hint:', 'dim')}"
+        else:
+            code = style(f.code, color, "bold")
+        lines.append(f"{style(location, 'bold')} {code} {f.message}"
                      f"{style(fix_marker(f, unsafe), 'cyan')}")
     return lines
 
 
 def summary(findings: Sequence[Finding], style: Style, *, unsafe: bool, fixed: int = 0,
             fixing: bool = False) -> list[str]:
+    hints = len(findings) - len(failing(findings))
+    lines = _problems(failing(findings), style, unsafe=unsafe, fixed=fixed, fixing=fixing)
+    if hints:
+        lines.append(f"{hints} hint{'s' if hints != 1 else ''} (shown, but not counted as "
+                     f"problems).")
+    return lines
+
+
+def _problems(findings: Sequence[Finding], style: Style, *, unsafe: bool, fixed: int,
+              fixing: bool) -> list[str]:
     count = len(findings)
     safe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.SAFE)
     hidden = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.UNSAFE)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -120,10 +120,37 @@ def conftest_sets_default_dtype(path: Path, root: Path) -> bool:
     return False
 
 
+def conftest_fixture_sources(path: Path, root: Path) -> tuple[str, ...]:
+    """The texts of the ``conftest.py`` files between the file and the project root that
+    define pytest fixtures, nearest first (their fixtures are the file's too)."""
+    try:
+        resolved = path.resolve()
+        directory = resolved.parent
+        stop = root.resolve()
+    except OSError:
+        return ()
+    if stop not in (directory, *directory.parents):
+        return ()
+    found = []
+    for candidate in (directory, *directory.parents):
+        conftest = candidate / "conftest.py"
+        if conftest != resolved and conftest.is_file():
+            try:
+                text = read_text(conftest)
+            except (OSError, SourceDecodeError):
+                text = ""
+            if "fixture" in text:
+                found.append(text)
+        if candidate == stop:
+            break
+    return tuple(found)
+
+
 def options_for(path: Path, config: Config, select: list[str] | None,
                 extra_ignore: Sequence[str]) -> LintOptions:
-    return config.options_for(path, select, extra_ignore,
-                              dtype_unknown=conftest_sets_default_dtype(path, config.root))
+    options = config.options_for(path, select, extra_ignore,
+                                 dtype_unknown=conftest_sets_default_dtype(path, config.root))
+    return replace(options, conftests=conftest_fixture_sources(path, config.root))
 
 
 def lint_file(path: Path, display: str, options: LintOptions, *, fix: bool = False,

@@ -15,6 +15,7 @@ import libcst as cst
 
 from ..analysis import torch_api
 from ..analysis.block import BlockAnalysis
+from ..analysis.callees import FixtureSource
 from ..analysis.facts import Evaluator
 from ..analysis.gradcheck_calls import gradcheck_names
 from ..analysis.scopes import ModuleContext, default_dtype_of
@@ -36,9 +37,13 @@ class LintOptions:
     # torch's default dtype: AUTO (read the module's own set_default_dtype), a dtype name
     # ("float64" when a conftest or the test runner sets it), or None for "unknown"
     default_dtype: str | None = AUTO
+    # texts of the conftest.py files above the module (nearest first): their pytest
+    # fixtures are the module's too
+    conftests: tuple[str, ...] = ()
 
     def key(self) -> str:
-        return fingerprint((sorted(self.select), sorted(self.severity.items()), self.default_dtype))
+        return fingerprint((sorted(self.select), sorted(self.severity.items()), self.default_dtype,
+                            self.conftests))
 
 
 @dataclass
@@ -84,7 +89,8 @@ class ModuleView:
                              self.evaluator, self.gradcheck_aliases)
 
 
-def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO) -> ModuleView:
+def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
+                conftests: Sequence[str] = ()) -> ModuleView:
     scanned = scan(text)
     parsed = _parse_blocks(scanned.blocks, cache.blocks, text)
     good = [(block, entry) for block, entry in parsed if entry.module is not None]
@@ -102,8 +108,13 @@ def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO) -
     context_key = fingerprint((tuple(entry.summary for _, entry in good), context.default_dtype))
     top_to_block = {id(stmt): position for position, (_, entry) in enumerate(good)
                     for stmt in entry.module.body}  # type: ignore[union-attr]
-    return ModuleView(scanned, parsed, good, indexes, context, context_key, Evaluator(context),
-                      _gradcheck_aliases(context), top_to_block)
+    fixtures = None
+    if conftests:
+        modules = [entry.module for entry in map(cache.blocks.get, conftests)
+                   if entry.module is not None]
+        fixtures = FixtureSource(modules, context.default_dtype)
+    return ModuleView(scanned, parsed, good, indexes, context, context_key,
+                      Evaluator(context, fixtures), _gradcheck_aliases(context), top_to_block)
 
 
 def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = None,
@@ -121,7 +132,7 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
                                    _severity(SYNTAX_ERROR, None, options), message, rng, None, 1, path)])
     if _nothing_to_find(text, options):
         return LintResult([])
-    view = view_module(text, cache, options.default_dtype)
+    view = view_module(text, cache, options.default_dtype, options.conftests)
     findings: list[Finding] = []
     syntax_errors = 0
     for block, entry in view.parsed:

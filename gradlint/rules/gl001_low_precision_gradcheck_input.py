@@ -146,6 +146,73 @@ class LowPrecisionGradcheckInput(Rule):
             x = torch.random.randn(3)
             gradcheck(f, (x,))
             """, why="not torch"),
+        Valid("""
+            import torch
+            def test():
+                x = torch.rand(3, requires_grad=True)
+                y = torch.rand(3, dtype=torch.float64)
+                torch.autograd.gradcheck(torch.sin, (x * y,))
+            """, why="float32 times float64 is float64 unless the float64 one is 0-dim: unknown"),
+        Valid("""
+            import torch
+            def test():
+                x = 6 * torch.rand(3, dtype=torch.float64, requires_grad=True)
+                torch.autograd.gradcheck(torch.sin, (x.reshape(3, 1).exp(),))
+            """, why="a Python number does not promote: still float64"),
+        Valid("""
+            import functools
+            import torch
+            check = functools.partial(torch.autograd.gradcheck, eps=1e-3, atol=1e-2)
+            def test():
+                check(torch.sin, (torch.rand(3, requires_grad=True),))
+            """, why="the partial chose a step for float32"),
+        Valid("""
+            import pytest
+            import torch
+            @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+            def test_sin(dtype):
+                if dtype == torch.float32:
+                    pytest.skip("float64 only")
+                x = torch.rand(3, dtype=dtype, requires_grad=True)
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="the test skips its float32 case"),
+        Valid("""
+            import pytest
+            import torch
+            @pytest.mark.parametrize("dtype", [
+                pytest.param(torch.float32, marks=pytest.mark.xfail),
+                torch.float64,
+            ])
+            def test_sin(dtype):
+                x = torch.rand(3, dtype=dtype, requires_grad=True)
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="a marked case is expected to fail"),
+        Valid("""
+            import pytest
+            import torch
+            @pytest.fixture(params=[torch.float32, torch.float64])
+            def x(request):
+                return torch.rand(3, dtype=request.param, requires_grad=True)
+            def test_sin(x):
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="a fixture with params: several values, not followed"),
+        Valid("""
+            import torch
+            def make(double):
+                if double:
+                    return torch.rand(3, dtype=torch.float64, requires_grad=True)
+                return torch.rand(3, requires_grad=True)
+            def test():
+                torch.autograd.gradcheck(torch.sin, (make(True),))
+            """, why="the helper's returns disagree: unknown"),
+        Valid("""
+            import torch
+            def test():
+                x = torch.rand(3, requires_grad=True)
+                with torch.no_grad():
+                    y = x.double()
+                torch.autograd.gradcheck(torch.sin, (y,))
+            """),
     ]
     INVALID = [
         Invalid(
@@ -305,6 +372,150 @@ class LowPrecisionGradcheckInput(Rule):
                 torch.autograd.gradcheck(torch.sin, (x,), eps=1e-6)
             """,
             applicability="unsafe",
+        ),
+        Invalid(
+            """
+            import torch
+            def test():
+                x = 0.5 + 2 * torch.rand(3, 4, requires_grad=True) ** 2
+                torch.autograd.gradcheck(torch.sin, (x.reshape(4, 3).abs(),))
+            """,
+            message="gradcheck input #0 (`x.reshape(4, 3).abs()`) is float32 (torch's default "
+                    "dtype); finite differences need float64",
+            fixed="""
+            import torch
+            def test():
+                x = 0.5 + 2 * torch.rand(3, 4, dtype=torch.float64, requires_grad=True) ** 2
+                torch.autograd.gradcheck(torch.sin, (x.reshape(4, 3).abs(),))
+            """,
+            applicability="unsafe",
+        ),
+        Invalid(
+            """
+            import torch
+            def test(a):
+                x = torch.from_numpy(a).to(torch.float32).requires_grad_()
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="gradcheck input `x` is float32; finite differences need float64",
+            fixed="""
+            import torch
+            def test(a):
+                x = torch.from_numpy(a).to(torch.float64).requires_grad_()
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import functools
+            import torch
+            check = functools.partial(torch.autograd.gradcheck, eps=1e-6, atol=1e-4)
+            def test():
+                x = torch.rand(3, requires_grad=True)
+                assert check(torch.sin, (x,))
+            """,
+            message="gradcheck input `x` is float32 (torch's default dtype); finite differences need float64",
+            fixed="""
+            import functools
+            import torch
+            check = functools.partial(torch.autograd.gradcheck, eps=1e-6, atol=1e-4)
+            def test():
+                x = torch.rand(3, dtype=torch.float64, requires_grad=True)
+                assert check(torch.sin, (x,))
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            from torch.autograd import gradcheck
+            def check(fn, inputs):
+                return gradcheck(fn, inputs, eps=1e-6, atol=1e-4)
+            def test():
+                gc = check
+                assert gc(torch.sin, (torch.rand(3).requires_grad_(),))
+            """,
+            message="gradcheck input #0 (`torch.rand(3).requires_grad_()`) is float32 (torch's "
+                    "default dtype); finite differences need float64",
+            fixed="""
+            import torch
+            from torch.autograd import gradcheck
+            def check(fn, inputs):
+                return gradcheck(fn, inputs, eps=1e-6, atol=1e-4)
+            def test():
+                gc = check
+                assert gc(torch.sin, (torch.rand(3, dtype=torch.float64).requires_grad_(),))
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import pytest
+            import torch
+            @pytest.fixture
+            def x():
+                return torch.rand(3, requires_grad=True)
+            def test_sin(x):
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="gradcheck input `x` is float32 (torch's default dtype); finite differences need float64",
+        ),
+        Invalid(
+            """
+            import pytest
+            import torch
+            @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+            @pytest.mark.parametrize("n", [2, 3])
+            def test_sin(n, dtype):
+                x = torch.rand(n, dtype=dtype, requires_grad=True)
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="gradcheck input `x` is float32 in the parametrize case `dtype=torch.float32`; "
+                    "finite differences need float64",
+            range=(3, 51, 3, 64),
+        ),
+        Invalid(
+            """
+            import torch
+            def make_input():
+                return torch.randn(4, 4).requires_grad_()
+            def test():
+                x = make_input()
+                for eps in (1e-6, 1e-7):
+                    report(x)
+                    torch.autograd.gradcheck(torch.linalg.det, (x,), eps=eps)
+            """,
+            message="gradcheck input `x` is float32 (torch's default dtype); finite differences need float64",
+        ),
+        Invalid(
+            """
+            import torch
+            def test():
+                a = torch.rand(3, requires_grad=True)
+                b = torch.rand(3, requires_grad=True)
+                inputs = tuple(t.clone() for t in (a, b))
+                torch.autograd.gradcheck(torch.mul, inputs)
+            """,
+            count=2,
+            message="gradcheck input #0 of `inputs` is float32 (torch's default dtype); finite "
+                    "differences need float64",
+        ),
+        Invalid(
+            """
+            import torch
+            def test(module):
+                x = torch.randn(3, requires_grad=True)
+                torch.autograd.gradcheck(module, (x, module.running_mean))
+            """,
+            message="gradcheck input `x` is float32 (torch's default dtype); finite differences need float64",
+            fixed="""
+            import torch
+            def test(module):
+                x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                torch.autograd.gradcheck(module, (x, module.running_mean))
+            """,
+            applicability="safe",
         ),
     ]
 

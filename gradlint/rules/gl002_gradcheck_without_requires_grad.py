@@ -113,6 +113,29 @@ class GradcheckWithoutRequiresGrad(Rule):
                 x.requires_grad_()
             torch.autograd.gradcheck(torch.sin, (x,))
             """),
+        Valid("""
+            import torch
+            def test(module):
+                x = torch.randn(3, dtype=torch.float64)
+                torch.autograd.gradcheck(module, (x, module.weight))
+            """, why="an attribute of unknown code may require grad: not provable"),
+        Valid("""
+            import torch
+            def test():
+                x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                with torch.no_grad():
+                    y = x.reshape(3, 1)
+                torch.autograd.gradcheck(torch.sin, (y,))
+            """, why="a view keeps requires_grad even under no_grad"),
+        Valid("""
+            import pytest
+            import torch
+            @pytest.fixture
+            def x():
+                return torch.randn(3, dtype=torch.float64, requires_grad=True)
+            def test_sin(x):
+                assert torch.autograd.gradcheck(torch.sin, (x * 2,))
+            """),
     ]
     INVALID = [
         Invalid(
@@ -191,6 +214,72 @@ class GradcheckWithoutRequiresGrad(Rule):
                 torch.autograd.gradcheck(lambda t: t * 2, (n,))
             """,
             message="no input of this gradcheck call requires grad (`n`); torch raises ValueError",
+        ),
+        Invalid(
+            """
+            import torch
+            def test():
+                x = 0.05 + 2.5 * torch.rand(4, 1, dtype=torch.float64)
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="no input of this gradcheck call requires grad (`x`); torch raises ValueError",
+            fixed="""
+            import torch
+            def test():
+                x = (0.05 + 2.5 * torch.rand(4, 1, dtype=torch.float64)).requires_grad_()
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            def test():
+                x = torch.rand(3, dtype=torch.float64, requires_grad=True)
+                with torch.no_grad():
+                    y = x * 2
+                torch.autograd.gradcheck(torch.sin, (y, x.detach().exp()))
+            """,
+            message="no input of this gradcheck call requires grad (`y`); torch raises ValueError",
+            fixed="""
+            import torch
+            def test():
+                x = torch.rand(3, dtype=torch.float64, requires_grad=True)
+                with torch.no_grad():
+                    y = (x * 2).requires_grad_()
+                torch.autograd.gradcheck(torch.sin, (y, x.detach().exp().requires_grad_()))
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            @torch.no_grad()
+            def check(fn):
+                w = torch.ones(3, dtype=torch.float64, requires_grad=True)
+                return torch.autograd.gradcheck(fn, (w.exp(),))
+            """,
+            message="no input of this gradcheck call requires grad; torch raises ValueError",
+            fixed="""
+            import torch
+            @torch.no_grad()
+            def check(fn):
+                w = torch.ones(3, dtype=torch.float64, requires_grad=True)
+                return torch.autograd.gradcheck(fn, (w.exp().requires_grad_(),))
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import pytest
+            import torch
+            @pytest.fixture
+            def x():
+                return torch.randn(3, dtype=torch.float64)
+            def test_sin(x):
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="no input of this gradcheck call requires grad (`x`); torch raises ValueError",
         ),
     ]
 

@@ -107,6 +107,17 @@ class GradcheckInputsNotOneArgument(Rule):
             def check(*args):
                 torch.autograd.gradcheck(torch.sin, *args)
             """),
+        Valid("""
+            import torch
+            def test():
+                inputs = [torch.randn(3, dtype=torch.float64, requires_grad=True)]
+                torch.autograd.gradcheck(torch.sin, *inputs)
+            """, why="one element spread is that element"),
+        Valid("""
+            import torch
+            def test(inputs):
+                torch.autograd.gradcheck(torch.mul, *inputs)
+            """, why="the length of inputs is unknown"),
     ]
     INVALID = [
         Invalid(
@@ -237,6 +248,44 @@ class GradcheckInputsNotOneArgument(Rule):
             fixed="""
             import torch
             torch.autograd.gradgradcheck(torch.sin, (x,), None, eps=1e-6)
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            def test():
+                x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                inputs = [x, x.clone()]
+                torch.autograd.gradcheck(torch.mul, *inputs, eps=1e-6)
+            """,
+            message="gradcheck takes all inputs as one tuple; `*inputs` spreads 2 inputs over "
+                    "separate arguments (TypeError); pass `tuple(inputs)`",
+            range=(5, 41, 5, 48),
+            fixed="""
+            import torch
+            def test():
+                x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                inputs = [x, x.clone()]
+                torch.autograd.gradcheck(torch.mul, tuple(inputs), eps=1e-6)
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            from functools import partial
+            import torch
+            check = partial(torch.autograd.gradcheck, atol=1e-4)
+            def test(x, y):
+                assert check(torch.mul, x, y)
+            """,
+            message="gradcheck takes all inputs as one tuple; `y` is a separate argument (TypeError)",
+            fixed="""
+            from functools import partial
+            import torch
+            check = partial(torch.autograd.gradcheck, atol=1e-4)
+            def test(x, y):
+                assert check(torch.mul, (x, y))
             """,
             applicability="safe",
         ),

@@ -221,6 +221,19 @@ class BackwardUsesUnsavedTensor(Rule):
                     a, b = ctx.saved_tensors
                     return grad * b, grad * a, None
             """, why="gradlint cannot tell which save ran"),
+        Valid("""
+            import torch
+            class Mul(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, a, b):
+                    ctx.save_for_backward(a, b)
+                    return a * b
+
+                @staticmethod
+                def backward(ctx, grad):
+                    saved = ctx.saved_tensors
+                    return grad * saved[-1], grad * saved[0]
+            """),
     ]
     INVALID = [
         Invalid(
@@ -346,6 +359,41 @@ class BackwardUsesUnsavedTensor(Rule):
             count=2,
             message="backward unpacks 1 saved tensor but setup_context saved 2 (`x`, `w`); "
                     "ValueError when backward runs",
+        ),
+        Invalid(
+            """
+            import torch
+            class Mul(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, a, b):
+                    ctx.save_for_backward(a, b)
+                    return a * b
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad * ctx.saved_tensors[1], grad * ctx.saved_tensors[2]
+            """,
+            message="backward reads saved tensor [2] but forward saved 2 (`a`, `b`); IndexError "
+                    "when backward runs",
+            range=(10, 52, 10, 72),
+        ),
+        Invalid(
+            """
+            import torch
+            class Sparsemax(torch.autograd.Function):
+                @classmethod
+                def forward(cls, ctx, X, dim=-1):
+                    ctx.dim = dim
+                    output = X.clamp(min=0)
+                    ctx.save_for_backward(output)
+                    return output
+
+                @classmethod
+                def backward(cls, ctx, grad_output):
+                    return grad_output * (output > 0), None
+            """,
+            message="backward reads `output`, a local variable of forward that backward cannot "
+                    "see (NameError); unpack it from ctx.saved_tensors, where it was saved",
         ),
     ]
 
