@@ -13,7 +13,6 @@ from typing import Iterable, Mapping, Sequence
 
 import libcst as cst
 
-from ..analysis import torch_api
 from ..analysis.block import BlockAnalysis
 from ..analysis.callees import FixtureSource
 from ..analysis.facts import Evaluator
