@@ -20,6 +20,7 @@ GL001 ``dtype64``     a ``dtype=torch.float64``/``torch.double`` that decides th
                       ``.float()`` (``.to(torch.float32)``)
       ``param64``     the float64 entry of a ``@pytest.mark.parametrize`` dtype list that
                       the input's ``dtype=`` reads becomes float32
+      ``dropcast``    that ``.double()`` is removed from a tensor made with the default dtype
 GL002 ``nograd``      every ``requires_grad=True`` / ``.requires_grad_()`` /
                       ``x.requires_grad = True`` that makes an input require grad is removed
 GL003 ``spread``      ``gradcheck(f, (x, y))`` becomes ``gradcheck(f, x, y)``
@@ -29,6 +30,8 @@ GL004 ``dropgrad``    the last gradient of a ``return`` in backward is removed
       ``extragrad``   a copy of the first gradient is appended to a ``return``
 GL005 ``dropunpack``  ``a, b = ctx.saved_tensors`` is removed, so backward reads the
                       forward's names
+      ``localref``    a tensor backward unpacked from ``ctx.saved_tensors`` is replaced, where
+                      it is used, by a local variable of forward
       ``unpackcount`` one more name is unpacked from ``ctx.saved_tensors``
       ``index``       ``ctx.saved_tensors[i]`` reads one past the saved tensors
 
@@ -42,8 +45,10 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import builtins
 import json
 import random
+import re
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -60,6 +65,7 @@ from gradlint.engine.config import ConfigResolver  # noqa: E402
 from gradlint.engine.files import lint_text, options_for  # noqa: E402
 from gradlint.engine.linter import LintCache  # noqa: E402
 
+DEFAULT_FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "eye", "linspace"})
 RULES = ("GL001", "GL002", "GL003", "GL004", "GL005")
 FLOAT64 = ("float64", "double")
 FACTORIES = frozenset({
@@ -100,8 +106,15 @@ def dotted(node: cst.BaseExpression) -> str:
 
 
 def is_gradcheck_name(func: cst.BaseExpression) -> str | None:
-    name = dotted(func).split(".")[-1]
-    return name if name in ("gradcheck", "gradgradcheck") else None
+    """torch's gradcheck/gradgradcheck, spelled the usual ways (a package's own function
+    of the same name, like torchsde's `utils.gradcheck`, is not)."""
+    text = dotted(func)
+    name = text.split(".")[-1]
+    if name not in ("gradcheck", "gradgradcheck"):
+        return None
+    if text in (name, f"autograd.{name}", f"torch.autograd.{name}", f"torch.autograd.gradcheck.{name}"):
+        return name
+    return None
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
@@ -169,6 +182,7 @@ class Trace:
     dtype_decisions: list[cst.CSTNode]  # nodes that decide the final dtype (outermost last)
     grad_sources: list[cst.CSTNode]  # requires_grad=True args, .requires_grad_() calls, statements
     ok: bool = True
+    default_base: bool = False  # made by a factory with torch's default dtype
 
 
 def enclosing_function(stack: list[cst.CSTNode]) -> cst.FunctionDef | None:
@@ -263,6 +277,7 @@ class Tracer:
                     func.attr.value in FACTORIES and dotted(func.value) in ("torch", "th", "T"):
                 trace = Trace([], [])
                 dtype = keyword(expr, "dtype")
+                trace.default_base = dtype is None and func.attr.value in DEFAULT_FACTORIES
                 if dtype is not None:
                     if is_float64(dtype.value):
                         trace.dtype_decisions.append(dtype.value)
@@ -277,6 +292,11 @@ class Tracer:
                     elif not (isinstance(grad.value, cst.Name) and grad.value.value == "False"):
                         return None
                 return trace
+            if isinstance(func, cst.Name) and not expr.args:
+                helper = self.single_return(func.value)
+                if helper is not None:  # `x = make_input()`: what the helper returns
+                    node, value = helper
+                    return self.trace(value, node, self.model.line(value) + 1, depth + 1)
             if isinstance(func, cst.Attribute) and not name.startswith(("torch.", "np.", "numpy.")):
                 method = func.attr.value
                 if method not in KEEPING:
@@ -310,11 +330,40 @@ class Tracer:
                 return inner
         return None
 
+    def single_return(self, name: str, fixture: bool = False
+                      ) -> tuple[cst.FunctionDef, cst.BaseExpression] | None:
+        """A module-level function (or fixture) with one `return value` at its top level."""
+        defs = [d for d in self.model.module.body if isinstance(d, cst.FunctionDef) and d.name.value == name]
+        if len(defs) != 1:
+            return None
+        node = defs[0]
+        is_fixture = any(dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                         .endswith("fixture") for d in node.decorators)
+        if is_fixture != fixture or (node.decorators and not fixture) or node.params.params and not fixture:
+            return None
+        if fixture and any(isinstance(d.decorator, cst.Call) and keyword(d.decorator, "params")
+                           for d in node.decorators):
+            return None
+        returns = returns_of(node)
+        body = _body_statements(node)
+        if len(returns) != 1 or returns[0].value is None or not body or \
+                not isinstance(body[-1], cst.SimpleStatementLine) or returns[0] not in body[-1].body:
+            return None
+        if "yield" in self.model.module.code_for_node(node):
+            return None
+        return node, returns[0].value
+
     def _name(self, name: str, function: cst.FunctionDef | None, before: int, depth: int
               ) -> Trace | None:
         if function is None:
             return None
         found = assignments(function, name)
+        params = {p.name.value for p in function.params.params}
+        if not found and name in params:
+            fixture = self.single_return(name, fixture=True)
+            if fixture is not None:  # a pytest fixture of the same module
+                node, value = fixture
+                return self.trace(value, node, self.model.line(value) + 1, depth + 1)
         if not found or any(a is None for a, _ in found):
             return None
         earlier = [(a, line) for a, line in found if self.model.line(line) < before]
@@ -469,6 +518,10 @@ def gradcheck_mutants(model: FileModel) -> Iterator[Mutant]:
                     new = decision.with_changes(func=decision.func.with_changes(attr=cst.Name("float")))
                     yield Mutant("GL001", "cast64", model.path, line,
                                  model.replaced(decision, new), ".double() -> .float()")
+                    if len(t.dtype_decisions) == 1 and t.default_base and default_known and \
+                            isinstance(decision.func.value, cst.BaseExpression):
+                        yield Mutant("GL001", "dropcast", model.path, line,
+                                     model.replaced(decision, decision.func.value), "drop .double()")
                 elif method in ("to", "type"):
                     for arg in decision.args:
                         if is_float64(arg.value):
@@ -614,6 +667,32 @@ def function_mutants(model: FileModel) -> Iterator[Mutant]:
                         yield Mutant("GL005", "unpackcount", model.path, model.line(body_stmt),
                                      model.replaced(target, target.with_changes(elements=elements)),
                                      "unpack one more saved tensor")
+        # a use of an unpacked saved tensor replaced by a local of forward
+        module_names = set()
+        for stmt in model.module.body:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                module_names.add(stmt.name.value)
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign):
+                        for target in small.targets:
+                            module_names.update(n.value for n in _names(target.target))
+                    elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                        for alias in small.names:
+                            module_names.add(dotted(alias.asname.name) if alias.asname else
+                                             dotted(alias.name).split(".")[0])
+        backward_bound = bound_elsewhere(backward, None)  # type: ignore[arg-type]
+        forward_locals = [n for n in sorted(bound_elsewhere(saver, None) - saver_names)  # type: ignore[arg-type]
+                          if n not in backward_bound and n not in module_names and n not in dir(builtins)]
+        unpacked = [n for line in _walk_lines(backward) for small in line.body
+                    if isinstance(small, cst.Assign) and dotted(small.value).endswith(".saved_tensors")
+                    for target in small.targets for n in _names(target.target)]
+        if forward_locals and unpacked:
+            use = _first_load(backward, {n.value for n in unpacked}, set(id(n) for n in unpacked))
+            if use is not None:
+                yield Mutant("GL005", "localref", model.path, model.line(use),
+                             model.replaced(use, cst.Name(forward_locals[0])),
+                             f"read forward's local `{forward_locals[0]}`")
         for sub in _subscripts(backward):
             index = sub.slice[0].slice
             if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and \
@@ -666,6 +745,33 @@ def bound_elsewhere(function: cst.FunctionDef, skip: cst.CSTNode) -> set[str]:
 
     function.visit(Finder())
     return names
+
+
+def _first_load(function: cst.FunctionDef, names: set[str], skip: set[int]) -> cst.Name | None:
+    """The first read of one of ``names`` in ``function`` (not a binding, not an attribute)."""
+    found: list[cst.Name] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in names and id(node) not in skip and not found:
+                found.append(node)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+            return False
+
+        def visit_Param(self, node: cst.Param) -> bool:
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+    function.body.visit(Finder())
+    return found[0] if found else None
 
 
 def _walk_lines(function: cst.FunctionDef) -> list[cst.SimpleStatementLine]:
@@ -728,6 +834,10 @@ def mutants_of(path: Path) -> list[Mutant]:
     except Exception:
         return []
     found = []
+    if not re.search(r"from torch\.autograd(?:\.gradcheck)? import[^\n]*\bgrad(?:grad)?check|"
+                     r"common_utils import[^\n]*\bgrad(?:grad)?check|torch\.autograd\.grad(?:grad)?check|"
+                     r"from torch import autograd", text):
+        model.walk.calls = []  # bare `gradcheck` names that are not torch's
     for mutant in (*gradcheck_mutants(model), *function_mutants(model)):
         if mutant.text != text and mutant.text.count("\n") == text.count("\n"):
             found.append(mutant)
@@ -740,6 +850,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="")
     parser.add_argument("--show-missed", action="store_true", help="print each missed mutant")
     parser.add_argument("--json", type=Path, help="write the per-mutant results here")
+    parser.add_argument("--torch", action="store_true",
+                        help="also mutate torch's installed sources (its own Functions and tests)")
     parser.add_argument("--limit-per-file", type=int, default=40,
                         help="at most this many mutants per file and operator (sampled, seed 0)")
     args = parser.parse_args(argv)
@@ -752,16 +864,19 @@ def main(argv: list[str] | None = None) -> int:
     missed: list[Mutant] = []
     results = []
     rng = random.Random(0)
+    roots: list[tuple[str, Path]] = []
     for name, version, _ in corpus.PACKAGES:
         if wanted and name.lower() not in wanted:
             continue
         try:
             archive, _kind = corpus.download(name, version, args.cache)
-            root = corpus.extract(archive, args.cache, name, version)
+            roots.append((name, corpus.extract(archive, args.cache, name, version)))
         except Exception as error:
             corpus.log(f"skipped {name}=={version}: {error}")
-            continue
-        corpus.log(f"mutating {name}=={version} ...")
+    if args.torch:
+        roots.append(("torch", corpus.DEFAULT_TORCH))
+    for name, root in roots:
+        corpus.log(f"mutating {name} ...")
         for path in candidate_files(root):
             mutants = mutants_of(path)
             if not mutants:

@@ -223,7 +223,10 @@ class Expressions:
         positional = 0
         for arg in call.args[skip:]:
             if arg.star:
-                return UNKNOWN
+                if rule.operands:
+                    return UNKNOWN
+                others.append(None)  # `.view(*shape, 1)`: sizes, most likely
+                continue
             fact = self.fact(arg.value, site, depth + 1)
             operand = arg.keyword is None and positional < rule.operands
             if arg.keyword is None:

@@ -325,34 +325,31 @@ class Evaluator(Expressions):
     def _mutation_of(self, small: cst.BaseSmallStatement, name: str,
                      mutations: list[_Mutation], site: Site | None) -> None:
         """Record how ``small`` changes the tensor bound to ``name`` (in place)."""
-        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-            call = small.value
-            func = call.func
-            if isinstance(func, cst.Attribute) and _is_name(func.value, name):
-                method = func.attr.value
-                if method == "requires_grad_":
-                    mutations.append(_Mutation(_bool_argument(call, "requires_grad", True)))
-                    return
-                if method == "detach_":
-                    mutations.append(_Mutation(False))
-                    return
-                if method in ("set_", "type_"):
-                    mutations.append(_Mutation(None, dtype_unknown=True))
-                    return
+        found: list[_Mutation] = []
+        for call in _method_calls_on(small, name):  # `x.requires_grad_()`, anywhere
+            method = call.func.attr.value  # type: ignore[attr-defined]
+            if method == "requires_grad_":
+                found.append(_Mutation(_bool_argument(call, "requires_grad", True)))
+            elif method == "detach_":
+                found.append(_Mutation(False))
+            elif method in ("set_", "type_"):
+                found.append(_Mutation(None, dtype_unknown=True))
         if isinstance(small, cst.Assign):
             for target in small.targets:
                 tgt = target.target
                 if isinstance(tgt, cst.Attribute) and _is_name(tgt.value, name):
                     if tgt.attr.value == "requires_grad":
-                        value = _literal_bool(small.value)
-                        mutations.append(_Mutation(value))
+                        found.append(_Mutation(_literal_bool(small.value)))
                     elif tgt.attr.value == "data":
-                        mutations.append(_Mutation(None, dtype_unknown=True))
-        # handing the tensor to unknown code: it may call `requires_grad_()` on it
-        for call in _calls_receiving(small, name):
-            if site is None or not self._is_harmless_call(call, site):
-                mutations.append(_Mutation(None, keeps_true=True))
-                return
+                        found.append(_Mutation(None, dtype_unknown=True))
+        # handing the tensor to unknown code as a statement of its own (`prepare(x)`): it
+        # may call `requires_grad_()` on it. A call whose result is used (`y = f(x)`,
+        # `assert close(f(x), y)`) is taken to compute something from x.
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+                small.value in _calls_receiving(small, name) and \
+                (site is None or not self._is_harmless_call(small.value, site)):
+            found.append(_Mutation(None, keeps_true=True))
+        mutations.extend(reversed(found))  # (the list is built backwards)
 
     def _is_harmless_call(self, call: cst.Call, site: Site) -> bool:
         qualified = self.qualified(call.func, site)
@@ -463,6 +460,27 @@ def _mentions(node: cst.BaseExpression, name: str) -> bool:
     if isinstance(node, cst.StarredElement):
         return _mentions(node.value, name)
     return False
+
+
+class _MethodCalls(cst.CSTVisitor):
+    def __init__(self, name: str):
+        self.name = name
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and _is_name(func.value, self.name):
+            self.calls.append(node)
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def _method_calls_on(small: cst.BaseSmallStatement, name: str) -> list[cst.Call]:
+    """``name.method(...)`` calls anywhere in a small statement, in source order."""
+    visitor = _MethodCalls(name)
+    small.visit(visitor)
+    return visitor.calls
 
 
 def _calls_receiving(small: cst.BaseSmallStatement, name: str) -> list[cst.Call]:

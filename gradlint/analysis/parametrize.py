@@ -85,6 +85,8 @@ def _axis(decorator: cst.Decorator, site: Site, evaluator: "Evaluator", params: 
     names_arg, values_arg = call.args[0], call.args[1]
     if names_arg.keyword is not None or values_arg.keyword is not None:
         return None
+    if any(a.keyword is not None and a.keyword.value == "indirect" for a in call.args):
+        return None  # the values go to fixtures of those names, not to the test
     names = _names(names_arg.value)
     if not names or not set(names) <= params:
         return None

@@ -213,6 +213,17 @@ class LowPrecisionGradcheckInput(Rule):
                     y = x.double()
                 torch.autograd.gradcheck(torch.sin, (y,))
             """),
+        Valid("""
+            import pytest
+            import torch
+            @pytest.fixture
+            def dtype(request):
+                return torch.float64
+            @pytest.mark.parametrize("dtype", [torch.float32], indirect=True)
+            def test_sin(dtype):
+                x = torch.rand(3, dtype=dtype, requires_grad=True)
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="indirect: the value goes to the fixture, which decides"),
     ]
     INVALID = [
         Invalid(

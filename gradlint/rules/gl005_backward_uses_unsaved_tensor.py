@@ -487,8 +487,9 @@ def _foreign_names(block: BlockAnalysis, function: AutogradFunction,
         if outside is not None and outside.binding_scope(name) is not None:
             continue  # a global or a closure variable: visible in backward too
         builtin = name in _BUILTINS
-        if builtin and usage != "value":
-            continue  # `max(a, b)`, `key=len`: the builtin itself, on purpose
+        if builtin and usage != "value" and not (usage == "argument" and name == "input"):
+            continue  # `max(a, b)`, `key=len`: the builtin itself, on purpose (but nobody
+            # hands Python's input() to a function: `f(x=input)` means forward's tensor)
         reported.add(name)
         yield _foreign_report(backward, owner, node, builtin)
 
@@ -528,8 +529,8 @@ def _stored_as(method: Method, name: str) -> str | None:
 
 
 # -- ctx.saved_tensors ----------------------------------------------------------------
-def _save_calls(method: Method) -> list[cst.Call]:
-    ctx = method.context_name
+def _save_calls(method: Method, ctx: str | None = None) -> list[cst.Call]:
+    ctx = ctx or method.context_name
     calls: list[cst.Call] = []
 
     class Finder(cst.CSTVisitor):
@@ -560,11 +561,16 @@ def _saved_names(method: Method) -> list[str] | None:
 def _saved(function: AutogradFunction) -> tuple[Method, cst.Call] | None:
     """The one `ctx.save_for_backward(...)` call, in setup_context or forward."""
     method = function.setup_context if function.style == "setup_context" else function.forward
-    if method is None or function.style is None or not method.params:
+    ctx = None
+    if function.style is None and method is not None and \
+            [p.name.value for p in method.params[:2]] == ["cls", "ctx"]:
+        ctx = "ctx"  # a base class's `forward(cls, ctx, ...)` that subclasses' forward call
+    elif method is None or function.style is None or not method.params:
         return None
-    if ("setup_context" if function.style == "setup_context" else "forward") in function.inherited:
+    if method is None or \
+            ("setup_context" if function.style == "setup_context" else "forward") in function.inherited:
         return None
-    calls = _save_calls(method)
+    calls = _save_calls(method, ctx)
     if len(calls) != 1 or any(a.star or a.keyword is not None for a in calls[0].args):
         return None
     return method, calls[0]
