@@ -113,7 +113,7 @@ def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
                    if entry.module is not None]
         fixtures = FixtureSource(modules, context.default_dtype)
     return ModuleView(scanned, parsed, good, indexes, context, context_key,
-                      Evaluator(context, fixtures), _gradcheck_aliases(context), top_to_block)
+                      Evaluator(context, fixtures), _gradcheck_aliases(context, text), top_to_block)
 
 
 def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = None,
@@ -264,9 +264,9 @@ def _may_fire(rule: Rule, text: str, aliases: Iterable[str]) -> bool:
     return rule.requires_gradcheck_aliases and any(alias in text for alias in aliases)
 
 
-def _gradcheck_aliases(context: ModuleContext) -> list[str]:
+def _gradcheck_aliases(context: ModuleContext, text: str) -> list[str]:
     """Module-level names other than `gradcheck` that call it: aliases, partials, wrappers."""
-    return gradcheck_names(context)
+    return gradcheck_names(context) if "gradcheck" in text else []
 
 
 def _severity(rule: type[Rule] | Rule, report_severity: Severity | None,

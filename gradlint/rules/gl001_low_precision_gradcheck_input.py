@@ -29,6 +29,15 @@ class LowPrecisionGradcheckInput(Rule):
     unless the module calls `torch.set_default_dtype(torch.float64)`), or cast with
     `.float()`, `.half()`, `.to(torch.float32)` and the like.
 
+    gradlint follows a tensor through arithmetic (`0.5 + 2 * torch.rand(n) ** 2`: a Python
+    number never promotes a tensor), method chains (`.reshape(...).abs().t()`), torch
+    functions, `.detach()` and `torch.no_grad()`, helpers of the same module that return
+    it, and pytest fixtures (in the module, the test class, or a `conftest.py` above it).
+    `functools.partial(gradcheck, ...)`, aliases and small wrappers
+    (`def check(f, x): return gradcheck(f, x, eps=1e-6)`) are gradcheck too. A test
+    parametrized with `@pytest.mark.parametrize("dtype", [torch.float32, ...])` is checked
+    once per case, and a float32 case is reported on its entry.
+
     ## Why is this bad?
     gradcheck compares your backward with finite differences taken with `eps=1e-6`. In
     float32 that step is close to the precision of the numbers themselves, so the

@@ -21,7 +21,9 @@ class GradcheckInputsNotOneArgument(Rule):
     Checks that a `gradcheck`/`gradgradcheck` call gets its inputs as one argument and
     its settings as keywords:
 
-    - `gradcheck(f, x, y)`: inputs spread over several arguments;
+    - `gradcheck(f, x, y)`: inputs spread over several arguments, also as
+      `gradcheck(f, *inputs)` with `inputs` a tuple or list of two or more (the fix is
+      `tuple(inputs)`);
     - `gradcheck(f, (x,), 1e-6)`: a setting passed positionally;
     - `gradgradcheck(f, x, y)` where `f` needs two inputs: `y` silently becomes
       `grad_outputs`, the third positional parameter of gradgradcheck;

@@ -28,7 +28,8 @@ class BackwardUsesUnsavedTensor(Rule):
       does not exist there (or, for `input`, it is Python's builtin function);
     - `a, b, c = ctx.saved_tensors` when `forward` saved a different number of tensors;
     - `x = ctx.saved_tensors` (a forgotten comma) when one tensor was saved: `x` is then a
-      1-tuple, not a tensor.
+      1-tuple, not a tensor;
+    - `ctx.saved_tensors[i]` past the tensors saved (`IndexError: tuple index out of range`).
 
     ## Why is this bad?
     Each of these fails only when backward runs, far from the cause: a `NameError: name
