@@ -206,19 +206,22 @@ class Evaluator(Expressions):
         return _apply(fact, later + list(reversed(mutations)))
 
     @contextmanager
-    def bound(self, function: cst.CSTNode, values: dict[str, Fact]) -> Iterator[None]:
-        """Evaluate with ``function``'s parameters bound to ``values`` (a parametrize case)."""
-        saved = {name: self.parameters.get((id(function), name)) for name in values}
+    def bound(self, function: cst.CSTNode, values: dict[str, Fact], loop: bool = False
+              ) -> Iterator[None]:
+        """Evaluate with ``function``'s parameters bound to ``values`` (a parametrize case),
+        or with ``loop``, the names of a ``for`` loop in the scope of ``function``."""
+        table = self._comprehension if loop else self.parameters
+        saved = {name: table.get((id(function), name)) for name in values}
         for name, value in values.items():
-            self.parameters[(id(function), name)] = value
+            table[(id(function), name)] = value
         try:
             yield
         finally:
             for name, old in saved.items():
                 if old is None:
-                    self.parameters.pop((id(function), name), None)
+                    table.pop((id(function), name), None)
                 else:
-                    self.parameters[(id(function), name)] = old
+                    table[(id(function), name)] = old
 
     def _parameter_fact(self, name: str, scope: Scope, depth: int) -> Fact:
         """A parameter's value: an argument of the helper call being followed, a pytest

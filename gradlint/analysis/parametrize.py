@@ -25,10 +25,15 @@ _MAX_CASES = 64
 
 @dataclass(frozen=True)
 class Case:
-    function: cst.FunctionDef
-    site: Site  # where the function's `def` (and the parametrize entries) are
+    function: cst.CSTNode  # the test function (or, for a loop, the node of its scope)
+    site: Site  # where the function's `def` (or the `for` statement) is
     values: dict[str, "Fact"]
     entries: dict[str, cst.BaseExpression]  # the parametrize entry each value comes from
+    loop: bool = False  # the values of a `for` loop's variables, not parameters
+
+    @property
+    def origin(self) -> str:
+        return "loop" if self.loop else "parametrize"
 
 
 def test_function_scope(site: Site) -> Scope | None:
@@ -72,6 +77,46 @@ def cases(site: Site, evaluator: "Evaluator") -> list[Case]:
         if values:
             found.append(Case(node, outer, values, {k: entries[k] for k in values}))
     return found if len(found) <= _MAX_CASES else []
+
+
+def loop_cases(site: Site, evaluator: "Evaluator") -> list[Case]:
+    """The iterations of the innermost enclosing ``for`` over a literal tuple or list
+    (``for dtype in (torch.float32, torch.float64):``), one case per element."""
+    for level in range(len(site.frames) - 1, -1, -1):
+        owner = site.frames[level].owner
+        if not isinstance(owner, cst.For):
+            continue
+        names = _target_names(owner.target)
+        values = owner.iter
+        if isinstance(values, cst.Name):
+            values = _module_literal(values.value, evaluator) or values
+        if names is None or not isinstance(values, (cst.Tuple, cst.List)) or \
+                len(values.elements) > _MAX_CASES:
+            return []
+        tested = _tested_names(owner)
+        outer = Site(site.scope, site.frames[:level + 1])
+        found = []
+        for element in values.elements:
+            if isinstance(element, cst.StarredElement):
+                return []
+            parts = [element.value] if len(names) == 1 else _split(element.value, len(names))
+            if parts is None:
+                return []
+            facts = {n: evaluator.fact(p, outer) for n, p in zip(names, parts) if n not in tested}
+            if facts:
+                found.append(Case(site.scope.node, outer, facts,  # type: ignore[arg-type]
+                                  {n: p for n, p in zip(names, parts) if n in facts}, loop=True))
+        return found
+    return []
+
+
+def _target_names(target: cst.BaseExpression) -> list[str] | None:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)) and all(
+            isinstance(e.value, cst.Name) for e in target.elements):
+        return [e.value.value for e in target.elements]  # type: ignore[attr-defined]
+    return None
 
 
 def _axis(decorator: cst.Decorator, site: Site, evaluator: "Evaluator", params: set[str]
@@ -168,7 +213,7 @@ def _def_site(scope: Scope, evaluator: "Evaluator") -> Site | None:
     return find_site(parent.statements, parent, scope.node)  # type: ignore[arg-type]
 
 
-def _tested_names(node: cst.FunctionDef) -> set[str]:
+def _tested_names(node: cst.FunctionDef | cst.For) -> set[str]:
     """Names the test's own conditions mention (it may skip some cases)."""
     found: set[str] = set()
 

@@ -233,6 +233,15 @@ class LowPrecisionGradcheckInput(Rule):
                 x = torch.rand(3, dtype=dtype, requires_grad=True)
                 assert torch.autograd.gradcheck(torch.sin, (x,))
             """, why="indirect: the value goes to the fixture, which decides"),
+        Valid("""
+            import torch
+            def test():
+                for dtype in (torch.float32, torch.float64):
+                    if dtype is torch.float32:
+                        continue
+                    x = torch.rand(3, dtype=dtype, requires_grad=True)
+                    torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="the loop skips its float32 iteration"),
     ]
     INVALID = [
         Invalid(
@@ -537,6 +546,18 @@ class LowPrecisionGradcheckInput(Rule):
             """,
             applicability="safe",
         ),
+        Invalid(
+            """
+            import torch
+            def test():
+                for dtype, n in ((torch.double, 3), (torch.float, 4)):
+                    x = torch.rand(n, dtype=dtype).requires_grad_()
+                    torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="gradcheck input `x` is float32 in the loop case `dtype=torch.float`; "
+                    "finite differences need float64",
+            range=(3, 42, 3, 53),
+        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
@@ -548,9 +569,11 @@ class LowPrecisionGradcheckInput(Rule):
                     if self._low_precision(block, call, element.fact):
                         reported.add(element.index)
                         yield self._report(block, call, element, element.fact)  # type: ignore[arg-type]
-            # every @pytest.mark.parametrize case, reported on its entry
-            for case in parametrize.cases(call.site, evaluator):
-                with evaluator.bound(case.function, case.values):
+            # every @pytest.mark.parametrize case, and every iteration of a loop over a
+            # literal tuple, reported on its entry
+            cases = parametrize.cases(call.site, evaluator) + parametrize.loop_cases(call.site, evaluator)
+            for case in cases:
+                with evaluator.bound(case.function, case.values, case.loop):
                     if _step_chosen_for_low_precision(call, evaluator):
                         continue
                     for element in input_elements(call, evaluator) or ():
@@ -576,7 +599,7 @@ class LowPrecisionGradcheckInput(Rule):
                       next(iter(case.values)))
         entry = case.entries[chosen]
         name = self._name(block, call, element)
-        message = (f"{call.variant} input {name} is {fact.dtype} in the parametrize case "
+        message = (f"{call.variant} input {name} is {fact.dtype} in the {case.origin} case "
                    f"`{chosen}={block.code(entry)}`; finite differences need {_UPCAST[fact.dtype]}")  # type: ignore[index]
         return Report(entry, message, case.site)
 
