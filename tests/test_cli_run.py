@@ -40,7 +40,9 @@ def test_run_text_report_and_named_symbol(cli, project):
     result = cli("run", "ops.py::HalfSquare", "--no-cache", cwd=project, timeout=300)
     assert result.returncode == 1
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("✗ ops.py::HalfSquare: Jacobian mismatch: input x, output 0")
+    # the mismatch pattern comes first: the backward is off by a constant factor
+    assert lines[0].startswith("✗ ops.py::HalfSquare: Jacobian mismatch for x, output 0: "
+                               "analytical = 0.5 × numerical (a constant factor) (worst |Δ|"), lines[0]
     assert "    at ops.py:27 (HalfSquare.backward)" in lines
     assert any(line.strip().startswith("worst elements") for line in lines)
     assert lines[-1] == "0 passed, 1 failed."

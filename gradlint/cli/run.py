@@ -13,10 +13,10 @@ from ..analysis.source import SourceDecodeError, decode_source
 from ..engine.config import ConfigResolver
 from ..engine.files import UsageError, discover
 from ..engine.linter import LintCache
-from ..engine.runs import ResultCache, RunPlan, plan, runnable
+from ..engine.runs import ResultCache, RunPlan, execute, not_runnable, plan, runnable
 from ..engine.targets import Target, find_targets, symbol_target
 from ..runner import WorkerClient, WorkerStartError
-from ..runner.report import mark, render_text
+from ..runner.report import headline, mark, render_text
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -39,6 +39,11 @@ def add_parser(commands) -> None:
                           "gradgradcheck=false, fast_mode=false (repeatable; see "
                           "docs/run-result-schema.md)")
     run.add_argument("--exit-zero", action="store_true", help="exit 0 even when a check fails")
+    run.add_argument("--strict", action="store_true",
+                     help="second-order failures (⚠ not twice differentiable) and inconclusive runs fail too")
+    run.add_argument("--root", metavar="DIR", default=None,
+                     help="import root: put DIR first on sys.path and name modules from it (default: found "
+                          "like pytest does, from __init__.py files and the project's pyproject.toml)")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -49,6 +54,13 @@ def run_command(args: argparse.Namespace) -> int:
     named: set[str] = set()
     limits = {"memory_bytes": max(256, args.memory_limit) * 2 ** 20}
     options = parse_options(args.option)
+    if args.strict:
+        options["strict"] = True
+    explicit_root = Path(args.root).resolve() if args.root else None
+    if explicit_root is not None and not explicit_root.is_dir():
+        raise UsageError(f"--root is not a directory: {args.root}")
+    common = dict(cache=cache, limits=limits, options=options, explicit_root=explicit_root)
+    skipped: list[tuple[str, str]] = []
     for spec in args.targets or ["."]:
         path_text, _, symbol = spec.partition("::")
         path = Path(path_text)
@@ -57,8 +69,8 @@ def run_command(args: argparse.Namespace) -> int:
         if symbol:
             target = _named_target(path, symbol, cache)
             root = resolver.for_path(path).root
-            named_plan = plan(target, path, _read(path), root, cache=cache, limits=limits,
-                              options=options, display=f"{_relative(path, cwd)}::{symbol}")
+            named_plan = plan(target, path, _read(path), root, display=f"{_relative(path, cwd)}::{symbol}",
+                              **common)
             plans.append(named_plan)
             named.add(named_plan.display)
             continue
@@ -68,12 +80,16 @@ def run_command(args: argparse.Namespace) -> int:
             except UsageError:
                 continue
             root = resolver.for_path(file).root
-            for target in runnable(find_targets(text, cache)):
+            targets = find_targets(text, cache)
+            for target in runnable(targets):
                 name = target.qualname if target.kind != "call_site" else f"line {target.line}"
-                plans.append(plan(target, file, text, root, cache=cache, limits=limits,
-                                  options=options, display=f"{_relative(file, cwd)}::{name}"))
+                plans.append(plan(target, file, text, root, display=f"{_relative(file, cwd)}::{name}", **common))
+            for target in not_runnable(targets):
+                skipped.append((f"{_relative(file, cwd)}::{target.qualname or target.name}", target.skip or ""))
     plans = _dedupe(plans)
     if not plans:
+        for display, reason in skipped:
+            print(f"- {display}: skipped: {reason}")
         if args.format == "json":
             print("[]")
         else:
@@ -83,13 +99,13 @@ def run_command(args: argparse.Namespace) -> int:
     results = asyncio.run(_run_all(plans, python, cwd, args))
     if results is None:
         return EXIT_ERROR
-    return _report(plans, results, named, args, cwd)
+    return _report(plans, results, named, skipped, args, cwd)
 
 
 OPTIONS = ("eps", "atol", "rtol", "nondet_tol", "check_undefined_grad", "check_grad_dtypes",
            "check_batched_grad", "fast_mode", "gradgradcheck", "check_forward_ad",
            "check_input_mutation", "check_random", "check_nondeterminism", "check_low_precision",
-           "promote", "seed", "worst_k", "num_threads")
+           "promote", "seed", "worst_k", "num_threads", "strict", "draws")
 
 
 def parse_options(items: list[str]) -> dict[str, Any]:
@@ -180,7 +196,7 @@ class _Progress:
             sys.stderr.flush()
 
 
-async def _run_all(plans: list[RunPlan], python: str, cwd: Path, args) -> list[dict] | None:
+async def _run_all(plans: list[RunPlan], python: str, cwd: Path, args) -> list[tuple[dict, str]] | None:
     client = WorkerClient(python, str(cwd), max_parallel=max(1, args.jobs))
     progress = _Progress(len(plans), sys.stderr.isatty() and args.format == "text")
     try:
@@ -194,20 +210,20 @@ async def _run_all(plans: list[RunPlan], python: str, cwd: Path, args) -> list[d
         environment = f"{info.executable}:{info.torch}"
         results_cache = ResultCache(None if args.no_cache else cwd / ".gradlint_cache" / "runs")
 
-        async def one(item: RunPlan) -> dict:
+        async def one(item: RunPlan) -> tuple[dict, str]:
             cached = results_cache.get(item.key, environment)
             if cached is not None:
-                cached = {**cached, "cached": True}
                 progress.finish_one()
-                return cached
+                return {**cached, "cached": True}, cached.get("inputs_source", item.inputs_source)
 
             def on_progress(message: str, percentage: int | None) -> None:
                 progress.update(f"{item.display}: {message}")
 
-            result = await client.run(item.request, timeout=args.timeout, on_progress=on_progress)
-            results_cache.put(item.key, environment, result)
+            result, source = await execute(
+                item, lambda request: client.run(request, timeout=args.timeout, on_progress=on_progress))
+            results_cache.put(item.key, environment, {**result, "inputs_source": source})
             progress.finish_one()
-            return result
+            return result, source
 
         return list(await asyncio.gather(*(one(item) for item in plans)))
     finally:
@@ -215,32 +231,54 @@ async def _run_all(plans: list[RunPlan], python: str, cwd: Path, args) -> list[d
         await client.close()
 
 
-def _report(plans: list[RunPlan], results: list[dict], named: set[str], args, cwd: Path) -> int:
-    failed = passed = skipped = 0
-    for item, result in zip(plans, results):
+_SETTLED = ("pass", "warning")  # a verdict on the gradients (possibly with a warning)
+_UNDECIDED = ("no_inputs", "inconclusive")  # no verdict: said in one line, at the end
+
+
+def _report(plans: list[RunPlan], results: list[tuple[dict, str]], named: set[str],
+            skipped: list[tuple[str, str]], args, cwd: Path) -> int:
+    counts = {"passed": 0, "failed": 0, "warnings": 0, "inconclusive": 0, "skipped": len(skipped)}
+    for item, (result, _source) in zip(plans, results):
         status = result.get("status")
         if status == "pass":
-            passed += 1
+            counts["passed"] += 1
+        elif status == "warning":
+            counts["warnings"] += 1
+        elif status == "inconclusive":
+            counts["inconclusive"] += 1
         elif status == "no_inputs" and item.display not in named:
-            skipped += 1
+            counts["skipped"] += 1
         else:
-            failed += 1
+            counts["failed"] += 1
     if args.format == "json":
-        print(json.dumps([{"target": item.display, "kind": item.target.kind,
-                           "inputs_source": item.inputs_source, "cached": bool(result.get("cached")),
-                           "result": result} for item, result in zip(plans, results)], indent=2))
+        rows = [{"target": item.display, "kind": item.target.kind, "inputs_source": source,
+                 "cached": bool(result.get("cached")), "result": result}
+                for item, (result, source) in zip(plans, results)]
+        rows += [{"target": display, "kind": "function_class", "skipped": reason, "result": None}
+                 for display, reason in skipped]
+        print(json.dumps(rows, indent=2))
     else:
         relative = lambda p: _relative(Path(p), cwd) if p else p  # noqa: E731
-        for item, result in zip(plans, results):
-            if result.get("status") == "pass":
+        later = []
+        for item, (result, source) in zip(plans, results):
+            status = result.get("status")
+            if status == "pass":
                 took = result.get("timings", {}).get("total_s")
                 cached = " (cached)" if result.get("cached") else ""
                 print(f"{mark(result)} {item.display}{cached}"
                       f"{f'  {took:.2f} s' if isinstance(took, (int, float)) else ''}")
+            elif status in _UNDECIDED and item.display not in named:
+                later.append(f"{mark(result)} {item.display}: {headline(result)}")
             else:
-                print(render_text(result, item.display, relative, item.inputs_source))
-        parts = [f"{passed} passed", f"{failed} failed"]
-        if skipped:
-            parts.append(f"{skipped} skipped (no inputs)")
+                print(render_text(result, item.display, relative, source))
+        later += [f"- {display}: skipped: {reason}" for display, reason in skipped]
+        if later:
+            print("\nNot proved (no verdict):")
+            print("\n".join(f"  {line}" for line in later))
+        parts = [f"{counts['passed']} passed", f"{counts['failed']} failed"]
+        for key in ("warnings", "inconclusive", "skipped"):
+            if counts[key]:
+                parts.append(f"{counts[key]} {key if key != 'warnings' else 'with warnings'}")
         print(f"\n{', '.join(parts)}.")
+    failed = counts["failed"] + (counts["warnings"] + counts["inconclusive"] if args.strict else 0)
     return EXIT_CLEAN if args.exit_zero or failed == 0 else EXIT_FINDINGS

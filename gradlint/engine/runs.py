@@ -1,8 +1,11 @@
-"""Planning gradcheck runs: which target, with which inputs, as a worker request.
+"""Planning gradcheck runs: which target, with which inputs, as worker requests.
 
 Inputs come, in this order, from: (1) an existing gradcheck call that uses the symbol,
-in the same file or in the project's tests; (2) a `# gradlint: inputs=...` declaration;
-(3) synthesis from the signature (in the worker). No torch here: requests are plain data.
+in the same file or in the project's tests (a parametrized test is called with its
+cases); (2) a `# gradlint: inputs=...` declaration; (3) synthesis from the signature (in
+the worker). A plan keeps them all: when one cannot give inputs (the call is never
+reached, its test module cannot be imported), ``execute`` falls back to the next. No
+torch here: requests are plain data.
 """
 
 from __future__ import annotations
@@ -18,10 +21,14 @@ from typing import Any, Iterable
 from ..analysis.source import SourceDecodeError, decode_source
 from ..runner import make_request
 from .files import SKIPPED_DIRECTORIES
+from .import_roots import import_spec
 from .linter import LintCache
 from .targets import Target, find_targets
 
 MAX_TEST_FILES = 400
+MAX_CALL_SITES = 3  # call sites tried for one Function before declarations and synthesis
+# phases in which a call-site route fails before it reaches the call: try the next source
+_ROUTE_PHASES = ("import", "setup", "enclosing", "inputs")
 
 
 @dataclass
@@ -33,6 +40,8 @@ class RunPlan:
     display: str  # e.g. "ops.py::Square"
     key: str = ""  # cache key (sources + request)
     files: tuple[Path, ...] = field(default_factory=tuple)
+    # the next input sources, tried in order when one cannot give inputs
+    fallbacks: tuple[tuple[dict, str], ...] = ()
 
 
 def _target_request(target: Target) -> dict:
@@ -40,8 +49,17 @@ def _target_request(target: Target) -> dict:
         request: dict = {"kind": "call_site", "line": target.line, "end_line": target.end_line}
         if target.enclosing:
             request["enclosing"] = target.enclosing
+        if target.parametrize:
+            request["parametrize"] = [[list(names), source] for names, source in target.parametrize]
         return request
     return {"kind": target.kind, "qualname": target.qualname}
+
+
+def _request(path: Path, target: dict, root: Path, *, inputs=None, options=None, limits=None,
+             explicit_root: Path | None = None, related: tuple[Path, ...] = ()) -> dict:
+    spec = import_spec(path, workspace_root=root, explicit_root=explicit_root, related=related)
+    return make_request(str(path), target, inputs=inputs, options=options, workspace_root=str(root),
+                        limits=limits, module_name=spec.module or None, sys_path=list(spec.sys_path))
 
 
 def _uses(target: Target, symbol: str) -> bool:
@@ -74,60 +92,86 @@ def test_files(root: Path, symbol: str, exclude: Path | None = None) -> Iterable
 
 def plan(target: Target, path: Path, text: str, root: Path, *, cache: LintCache | None = None,
          options: dict | None = None, limits: dict | None = None, search_tests: bool = True,
-         display: str | None = None) -> RunPlan:
+         display: str | None = None, explicit_root: Path | None = None) -> RunPlan:
     cache = cache or LintCache()
     name = display or f"{_relative(path, root)}::{target.qualname or f'line {target.line}'}"
     files: list[Path] = [path]
     texts = [text]
+    common = dict(options=options, limits=limits, explicit_root=explicit_root)
     if target.kind == "call_site":
-        request = make_request(str(path), _target_request(target), options=options,
-                               workspace_root=str(root), limits=limits)
-        source = "the call's own inputs"
+        routes = [(_request(path, _target_request(target), root, **common), "the call's own inputs")]
     else:
-        request, source = _symbol_request(target, path, text, root, cache, options, limits,
-                                          search_tests, files, texts)
+        routes = _symbol_routes(target, path, text, root, cache, search_tests, files, texts, common)
     key_material = json.dumps({"texts": [hashlib.sha256(t.encode()).hexdigest() for t in texts],
-                               "request": {k: v for k, v in request.items() if k != "id"}},
+                               "requests": [{k: v for k, v in r.items() if k != "id"} for r, _ in routes]},
                               sort_keys=True, default=str)
     key = hashlib.sha256(key_material.encode()).hexdigest()[:32]
-    return RunPlan(target, path, request, source, name, key, tuple(files))
+    (request, source), *rest = routes
+    return RunPlan(target, path, request, source, name, key, tuple(files), tuple(rest))
 
 
-def _symbol_request(target: Target, path: Path, text: str, root: Path, cache: LintCache,
-                    options, limits, search_tests: bool, files: list, texts: list
-                    ) -> tuple[dict, str]:
+def _symbol_routes(target: Target, path: Path, text: str, root: Path, cache: LintCache,
+                   search_tests: bool, files: list, texts: list, common: dict) -> list[tuple[dict, str]]:
     symbol = target.qualname or target.name
     short = symbol.split(".")[-1]
-    # (1) a gradcheck call that uses the symbol: here, then in the project's tests
+    routes: list[tuple[dict, str]] = []
+    # (1) gradcheck calls that use the symbol: here, then in the project's tests
     for call in find_targets(text, cache):
-        if _uses(call, short):
-            return (make_request(str(path), _target_request(call), options=options,
-                                 workspace_root=str(root), limits=limits),
-                    f"from the gradcheck call at line {call.line}")
-    if search_tests:
+        if _uses(call, short) and len(routes) < MAX_CALL_SITES:
+            routes.append((_request(path, _target_request(call), root, **common),
+                           f"from the gradcheck call at line {call.line}"))
+    if search_tests and len(routes) < MAX_CALL_SITES:
         for test in test_files(root, short, exclude=path):
             try:
                 test_text = decode_source(test.read_bytes())
             except (OSError, SourceDecodeError):
                 continue
-            for call in find_targets(test_text, cache):
-                if _uses(call, short):
-                    files.append(test)
-                    texts.append(test_text)
-                    return (make_request(str(test), _target_request(call), options=options,
-                                         workspace_root=str(root), limits=limits),
-                            f"from the gradcheck call at {_relative(test, root)}:{call.line}")
+            calls = [c for c in find_targets(test_text, cache) if _uses(c, short)]
+            if calls:
+                files.append(test)
+                texts.append(test_text)
+            for call in calls[:MAX_CALL_SITES - len(routes)]:
+                routes.append((_request(test, _target_request(call), root, related=(path,), **common),
+                               f"from the gradcheck call at {_relative(test, root)}:{call.line}"))
+            if len(routes) >= MAX_CALL_SITES:
+                break
     target_request = _target_request(target)
     # (2) declared inputs, (3) synthesis
     if target.declared_inputs:
         inputs = {"kind": "expression", "source": target.declared_inputs}
-        return (make_request(str(path), target_request, inputs=inputs, options=options,
-                             workspace_root=str(root), limits=limits),
-                f"declared at line {target.declaration_line}")
-    inputs = {"kind": "synthesize", "seed": (options or {}).get("seed", 0)}
-    return (make_request(str(path), target_request, inputs=inputs, options=options,
-                         workspace_root=str(root), limits=limits),
-            "synthesized (declare them with `# gradlint: inputs=...`)")
+        routes.append((_request(path, target_request, root, inputs=inputs, **common),
+                       f"declared at line {target.declaration_line}"))
+    else:
+        inputs = {"kind": "synthesize", "seed": (common.get("options") or {}).get("seed", 0)}
+        routes.append((_request(path, target_request, root, inputs=inputs, **common),
+                       "synthesized (declare them with `# gradlint: inputs=...`)"))
+    return routes
+
+
+def falls_through(result: dict) -> bool:
+    """Did this input source fail to give inputs (so that the next one should be tried)?"""
+    if result.get("status") == "no_inputs":
+        return True
+    exception = result.get("exception") or {}
+    return result.get("status") == "error" and result.get("verdict") == "exception" \
+        and exception.get("phase") in _ROUTE_PHASES
+
+
+async def execute(run_plan: RunPlan, run) -> tuple[dict, str]:
+    """Run a plan's input sources in order until one gives inputs: (result, its source).
+
+    ``run(request)`` is an awaitable that returns a worker result.
+    """
+    routes = [(run_plan.request, run_plan.inputs_source), *run_plan.fallbacks]
+    tried: list[str] = []
+    for index, (request, source) in enumerate(routes):
+        result = await run(request)
+        if index + 1 == len(routes) or not falls_through(result) or result.get("status") == "cancelled":
+            if tried:
+                result.setdefault("notes", []).extend(tried)
+            return result, source
+        tried.append(f"inputs {source}: {result.get('summary') or result.get('status')}; tried the next source")
+    raise AssertionError("unreachable")
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -139,7 +183,13 @@ def _relative(path: Path, root: Path) -> str:
 
 def runnable(targets: Iterable[Target]) -> list[Target]:
     """The targets a "run everything" uses: importable Functions and reachable calls."""
-    return [t for t in targets if t.importable and t.kind in ("function_class", "call_site", "callable")]
+    return [t for t in targets if t.importable and t.skip is None
+            and t.kind in ("function_class", "call_site", "callable")]
+
+
+def not_runnable(targets: Iterable[Target]) -> list[Target]:
+    """Importable targets left out of "run everything", each with its ``skip`` reason."""
+    return [t for t in targets if t.importable and t.skip is not None]
 
 
 class ResultCache:

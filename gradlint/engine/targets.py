@@ -6,6 +6,7 @@ Found statically (libcst), per top-level block, cached like findings.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Iterable
 
@@ -15,7 +16,8 @@ from ..analysis.autograd_functions import AutogradFunction
 from ..analysis.block import BlockAnalysis
 from ..analysis.declarations import declared_inputs
 from ..analysis.gradcheck_calls import GradcheckCall
-from ..analysis.names import BindingKind
+from ..analysis.names import BindingKind, dotted_name
+from ..analysis.parametrize import parametrize_cases
 from ..analysis.scopes import Scope
 from .blocks import ParsedBlock
 from .linter import AUTO, LintCache, view_module
@@ -36,6 +38,9 @@ class Target:
     declaration_line: int | None = None
     backward_line: int | None = None  # function_class: `def backward`
     forward_line: int | None = None
+    bases: tuple[str, ...] = ()  # function_class: names of its base classes
+    skip: str | None = None  # why "run everything" leaves it out (an abstract base Function)
+    parametrize: tuple = ()  # call_site: ((argnames, argvalues source), ...) of the test
 
     def shifted(self, lines: int) -> "Target":
         def move(value: int | None) -> int | None:
@@ -69,7 +74,24 @@ def find_targets(text: str, cache: LintCache | None = None, default_dtype: str |
             if len(store) > cache.capacity:
                 store.pop(next(iter(store)))
         targets.extend(t.shifted(block.start_line - 1) for t in local)
-    return targets
+    return _mark_abstract(targets, text)
+
+
+def _mark_abstract(targets: list[Target], text: str) -> list[Target]:
+    """Functions that are only subclassed here, never applied, are bases: not run alone."""
+    classes = [t for t in targets if t.kind == "function_class"]
+    subclasses: dict[str, list[str]] = {}
+    for t in classes:
+        for base in t.bases:
+            subclasses.setdefault(base, []).append(t.name)
+    out = []
+    for t in targets:
+        if t.kind == "function_class" and t.skip is None and t.name in subclasses \
+                and not re.search(rf"\b{re.escape(t.name)}\.apply\b", text):
+            t = replace(t, skip="abstract base Function (subclassed by %s; never applied itself)"
+                        % ", ".join(subclasses[t.name][:3]))
+        out.append(t)
+    return out
 
 
 def _block_targets(analysis: BlockAnalysis, entry: ParsedBlock) -> Iterable[Target]:
@@ -98,11 +120,42 @@ def _function_target(function: AutogradFunction, entry: ParsedBlock) -> Target:
         and "vjp" not in function.inherited else None
     forward = entry.position(function.forward.node.name).start.line \
         if function.forward is not None and "forward" not in function.inherited else None
+    bases = tuple((dotted_name(arg.value) or "").split(".")[-1] for arg in function.node.bases
+                  if arg.keyword is None)
     return Target("function_class", function.name, rng.start.line, entry.position(function.node).end.line,
                   rng.start.column, qualname=qualname, importable=importable,
                   declared_inputs=declared[0] if declared else None,
                   declaration_line=declared[1] if declared else None,
-                  backward_line=backward, forward_line=forward)
+                  backward_line=backward, forward_line=forward, bases=bases,
+                  skip=_unusable(function))
+
+
+def _unusable(function: AutogradFunction) -> str | None:
+    """Why a Function cannot be run alone: no forward or backward of its own to run."""
+    for method, name in ((function.forward, "forward"), (function.backward, "backward")):
+        if method is None:
+            return None if name == "backward" else "no forward: an abstract base Function"
+        if _is_stub(method.node):
+            return "abstract base Function (%s raises NotImplementedError or is empty)" % name
+    return None
+
+
+def _is_stub(node: cst.FunctionDef) -> bool:
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
+    statements = [s for s in body if not (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
+                                          and isinstance(s.body[0], cst.Expr)
+                                          and isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))]
+    if not statements:
+        return True
+    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
+        return False
+    small = statements[0].body[0]
+    if isinstance(small, cst.Pass) or (isinstance(small, cst.Expr) and isinstance(small.value, cst.Ellipsis)):
+        return True
+    if isinstance(small, cst.Raise) and small.exc is not None:
+        exc = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
+        return dotted_name(exc) == "NotImplementedError"
+    return False
 
 
 def _call_target(analysis: BlockAnalysis, call: GradcheckCall, entry: ParsedBlock) -> Target:
@@ -115,9 +168,11 @@ def _call_target(analysis: BlockAnalysis, call: GradcheckCall, entry: ParsedBloc
         if len(func_text) > 40:
             func_text = func_text[:39] + "…"
     enclosing = _enclosing(call.site.scope)
+    test = call.site.scope.node if call.site.scope.kind == "function" else None
+    cases = parametrize_cases(test, analysis.code) if isinstance(test, cst.FunctionDef) else ()
     return Target("call_site", f"{call.variant}({func_text}, …)", rng.start.line, rng.end.line,
                   rng.start.column, enclosing=enclosing, variant=call.variant, refs=tuple(refs),
-                  importable=enclosing is None or "<locals>" not in enclosing)
+                  importable=enclosing is None or "<locals>" not in enclosing, parametrize=cases)
 
 
 def _names(node: cst.CSTNode) -> list[cst.Name]:

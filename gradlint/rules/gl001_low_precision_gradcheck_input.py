@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..analysis import torch_api
 from ..analysis.block import BlockAnalysis
-from ..analysis import parametrize
+from ..analysis import cases as test_cases
 from ..analysis.facts import DtypeFact, OpaqueFact, Origin, SequenceFact, TensorFact
 from ..analysis.gradcheck_calls import GradcheckCall, InputElement, input_elements
 from ..findings import Severity
@@ -571,7 +571,7 @@ class LowPrecisionGradcheckInput(Rule):
                         yield self._report(block, call, element, element.fact)  # type: ignore[arg-type]
             # every @pytest.mark.parametrize case, and every iteration of a loop over a
             # literal tuple, reported on its entry
-            cases = parametrize.cases(call.site, evaluator) + parametrize.loop_cases(call.site, evaluator)
+            cases = test_cases.cases(call.site, evaluator) + test_cases.loop_cases(call.site, evaluator)
             for case in cases:
                 with evaluator.bound(case.function, case.values, case.loop):
                     if _step_chosen_for_low_precision(call, evaluator):
@@ -591,7 +591,7 @@ class LowPrecisionGradcheckInput(Rule):
         return not (fact.default_dtype and _inherits_unknown_base(block, call.site.scope))
 
     def _case_report(self, block: BlockAnalysis, call: GradcheckCall, element: InputElement,
-                     case: parametrize.Case) -> Report:
+                     case: test_cases.Case) -> Report:
         fact = element.fact
         assert isinstance(fact, TensorFact)
         chosen = next((name for name, value in case.values.items()

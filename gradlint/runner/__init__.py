@@ -1,7 +1,7 @@
 """Prove gradients: run gradcheck in a killable worker in the user's interpreter.
 
 This package is the supervisor side. It uses the standard library only and never
-imports torch; the worker (``gradlint/worker.py``) runs torch in a separate process.
+imports torch; the worker (``gradlint/worker/``) runs torch in a separate process.
 
     from gradlint.runner import WorkerClient, make_request
 

@@ -1,6 +1,6 @@
 """The supervisor side of the gradcheck worker (asyncio, stdlib only, never imports torch).
 
-``WorkerClient`` starts ``gradlint/worker.py`` (a fork server) in the user's interpreter,
+``WorkerClient`` starts the worker (``gradlint/worker/``, a fork server) in the user's interpreter,
 sends it ``run`` requests, and turns every way a run can end into a result dict (see
 docs/run-result-schema.md). It restarts the worker when it dies, kills it when it stops
 answering (watchdog), and leaves no processes behind after ``close()``.

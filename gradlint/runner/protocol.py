@@ -1,8 +1,8 @@
-"""The request/result protocol shared with ``gradlint/worker.py`` (stdlib only, no torch).
+"""The request/result protocol shared with the worker (stdlib only, no torch).
 
-See docs/run-result-schema.md for every field. The worker is a standalone file that
-cannot import this module, so the constants are duplicated there; a test keeps the
-two copies equal.
+See docs/run-result-schema.md for every field. The worker (``gradlint/worker/``) runs in
+the user's interpreter and cannot import this module, so the constants are duplicated in
+``gradlint/worker/protocol.py``; a test keeps the two copies equal.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ SCHEMA_VERSION = 1
 
 STATUSES = (
     "pass", "fail", "error", "no_inputs", "crash", "timeout", "memory",
-    "cancelled", "output_limit",
+    "cancelled", "output_limit", "inconclusive", "warning",
 )
 VERDICTS = (
     "ok", "wrong_gradient", "non_differentiable_point", "input_mutated",
     "random_op", "nondeterministic_backward", "not_twice_differentiable",
     "low_precision_input", "undefined_grad", "batched_grad", "gradcheck_failed",
     "exception", "bad_inputs", "bad_request", "target_not_found",
-    "worker_unavailable",
+    "worker_unavailable", "vacuous", "draw_dependent",
 )
 
 DEFAULT_LIMITS = {
@@ -38,8 +38,8 @@ INPUT_KINDS = ("call_site", "expression", "synthesize")
 
 
 def worker_path() -> str:
-    """Absolute path of the standalone worker script (``gradlint/worker.py``)."""
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worker.py")
+    """Absolute path of the worker's entry script (``gradlint/worker/__main__.py``)."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worker", "__main__.py")
 
 
 def make_request(

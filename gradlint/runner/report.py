@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 _MARK = {"pass": "✓", "fail": "✗", "error": "✗", "crash": "✗", "memory": "✗", "timeout": "⏱",
-         "output_limit": "✗", "cancelled": "■", "no_inputs": "?"}
+         "output_limit": "✗", "cancelled": "■", "no_inputs": "?", "inconclusive": "⚠", "warning": "⚠"}
 
 
 def mark(result: Mapping[str, Any]) -> str:
@@ -15,7 +15,7 @@ def mark(result: Mapping[str, Any]) -> str:
 def headline(result: Mapping[str, Any]) -> str:
     """The summary without its leading status mark (callers add their own)."""
     summary = str(result.get("summary") or result.get("status") or "")
-    for symbol in ("✓ ", "✗ ", "⏱ ", "■ "):
+    for symbol in ("✓ ", "✗ ", "⏱ ", "■ ", "⚠ "):
         if summary.startswith(symbol):
             return summary[len(symbol):]
     return summary

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from ..engine.runs import RunPlan, plan
+from ..engine.runs import RunPlan, execute, plan
 from ..engine.targets import Target, find_targets
 from ..runner import WorkerClient
 from ..runner.report import headline, mark, render_markdown, seconds
@@ -36,6 +36,7 @@ LAST_REPORT = "gradlint/lastReport"
 UNTRUSTED = ("running gradcheck executes code from this workspace; trust the workspace "
              "to enable it (static diagnostics work without trust)")
 _FAILED = {"fail", "error", "crash", "memory", "timeout", "output_limit"}
+_NO_VERDICT = {"no_inputs", "inconclusive", "warning"}  # shown as warnings, not errors
 
 
 class RunRefused(JsonRpcException):
@@ -49,6 +50,7 @@ class Outcome:
     result: dict
     uri: str
     version: int | None
+    inputs_source: str = ""  # the input source that gave the inputs
 
     @property
     def lens_title(self) -> str:
@@ -58,14 +60,14 @@ class Outcome:
         return f"{mark(self.result)} {_short(headline(self.result))}"
 
     def report(self, relative) -> str:
-        return render_markdown(self.result, self.plan.display, relative, self.plan.inputs_source)
+        return render_markdown(self.result, self.plan.display, relative, self.inputs_source)
 
 
 def _key(document: Document, target: Target) -> tuple:
     return (document.uri, target.key, hash(document.text))
 
 
-def _short(text: str, limit: int = 60) -> str:
+def _short(text: str, limit: int = 90) -> str:
     text = text.split(" (worst")[0]
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -104,7 +106,7 @@ class GradcheckRuns:
             return []
         lenses = []
         for target in await self.targets(document):
-            if not target.importable:
+            if not target.importable or target.skip:
                 continue
             outcome = self.outcomes.get(_key(document, target))
             title = outcome.lens_title if outcome is not None else "▶ gradcheck"
@@ -132,7 +134,7 @@ class GradcheckRuns:
 
     async def _target_at(self, document: Document, line: int) -> Target | None:
         number = line + 1
-        targets = [t for t in await self.targets(document) if t.importable]
+        targets = [t for t in await self.targets(document) if t.importable and not t.skip]
         calls = [t for t in targets if t.kind == "call_site" and t.line <= number <= t.end_line]
         if calls:
             return calls[0]
@@ -173,7 +175,7 @@ class GradcheckRuns:
         if document is None:
             raise RunRefused(message=f"{uri} is not open")
         self._require_trust()
-        targets = [t for t in await self.targets(document) if t.importable]
+        targets = [t for t in await self.targets(document) if t.importable and not t.skip]
         outcomes = await asyncio.gather(*(self._run(document, t) for t in targets))
         return [self._summary(o) for o in outcomes]
 
@@ -212,9 +214,9 @@ class GradcheckRuns:
         settings = self.ls.settings_for(document.uri)
         token = await self._begin_progress(f"gradcheck {run_plan.display}")
         client = await self._worker(document, root)
-        task = asyncio.ensure_future(client.run(
-            run_plan.request, timeout=settings.run_timeout,
-            on_progress=lambda message, pct: self._report_progress(token, message, pct)))
+        task = asyncio.ensure_future(execute(run_plan, lambda request: client.run(
+            request, timeout=settings.run_timeout,
+            on_progress=lambda message, pct: self._report_progress(token, message, pct))))
         self.running[run_plan.key] = task
         user_cancel = asyncio.Event()
         if token is not None:
@@ -225,8 +227,9 @@ class GradcheckRuns:
                     user_cancel.set()
                     task.cancel()
                 cancel.add_done_callback(cancelled)
+        source = run_plan.inputs_source
         try:
-            result = await task
+            result, source = await task
         except asyncio.CancelledError:
             if not user_cancel.is_set():  # the request itself was cancelled, or shutdown
                 task.cancel()
@@ -236,7 +239,7 @@ class GradcheckRuns:
                       "message": "cancelled from the editor; the run's process was killed"}
         finally:
             self.running.pop(run_plan.key, None)
-        outcome = Outcome(run_plan, result, document.uri, document.version)
+        outcome = Outcome(run_plan, result, document.uri, document.version, source)
         self._by_plan[run_plan.key] = outcome
         self._end_progress(token, headline(result))
         if result.get("status") != "cancelled":
@@ -246,7 +249,7 @@ class GradcheckRuns:
         return outcome
 
     def _summary(self, outcome: Outcome) -> dict:
-        return {"target": outcome.plan.display, "inputs_source": outcome.plan.inputs_source,
+        return {"target": outcome.plan.display, "inputs_source": outcome.inputs_source,
                 "result": outcome.result}
 
     # -- progress ----------------------------------------------------------------------
@@ -299,7 +302,7 @@ class GradcheckRuns:
         path = self.ls.path_of(document.uri)
         for outcome in self.shown.get(document.uri, []):
             status = outcome.result.get("status")
-            if status not in _FAILED and status != "no_inputs":
+            if status not in _FAILED and status not in _NO_VERDICT:
                 continue
             line = outcome.plan.target.line
             location = outcome.result.get("location") or {}
@@ -314,7 +317,7 @@ class GradcheckRuns:
                 message += f"\n{outcome.result['message']}"
             result.append(types.Diagnostic(
                 range=rng, message=f"gradcheck {outcome.plan.display}: {message}",
-                severity=types.DiagnosticSeverity.Warning if status == "no_inputs"
+                severity=types.DiagnosticSeverity.Warning if status in _NO_VERDICT
                 else types.DiagnosticSeverity.Error,
                 code="gradcheck", source=convert.SOURCE, data={"run": outcome.plan.key}))
         return result

@@ -1,4 +1,4 @@
-"""The supervisor never imports torch; the worker is one standalone stdlib+torch file."""
+"""The supervisor never imports torch; the worker is a standalone stdlib+torch package."""
 import ast
 import os
 import subprocess
@@ -7,8 +7,9 @@ import sys
 import gradlint.runner
 from gradlint.runner import protocol
 
-WORKER = protocol.worker_path()
+WORKER_DIR = os.path.dirname(protocol.worker_path())
 RUNNER_DIR = os.path.dirname(gradlint.runner.__file__)
+WORKER_MODULES = sorted(os.path.join(WORKER_DIR, n) for n in os.listdir(WORKER_DIR) if n.endswith(".py"))
 
 
 def test_importing_and_using_the_runner_does_not_import_torch():
@@ -28,9 +29,13 @@ def test_importing_and_using_the_runner_does_not_import_torch():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def _tree(path):
+    with open(path) as f:
+        return ast.parse(f.read(), filename=path, feature_version=(3, 8))  # Python 3.8 grammar
+
+
 def _worker_tree():
-    with open(WORKER) as f:
-        return ast.parse(f.read(), filename=WORKER, feature_version=(3, 8))  # Python 3.8 grammar
+    return _tree(os.path.join(WORKER_DIR, "protocol.py"))
 
 
 def _constants(tree, names):
@@ -50,21 +55,51 @@ def test_worker_constants_match_the_protocol_module():
     # DEFAULT_LIMITS is written with ** in the worker: compare the evaluated numbers
     tree = _worker_tree()
     node = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "DEFAULT_LIMITS")
-    assert eval(compile(ast.Expression(node.value), WORKER, "eval"), {}) == protocol.DEFAULT_LIMITS
+    assert eval(compile(ast.Expression(node.value), "protocol.py", "eval"), {}) == protocol.DEFAULT_LIMITS
 
 
-def test_worker_imports_only_stdlib_and_torch():
+def test_worker_imports_only_stdlib_torch_and_itself():
     stdlib = set(sys.stdlib_module_names)
-    for node in ast.walk(_worker_tree()):
-        if isinstance(node, ast.Import):
-            roots = [a.name.split(".")[0] for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, "relative import in the worker"
-            roots = [node.module.split(".")[0]]
-        else:
-            continue
-        for root in roots:
-            assert root in stdlib or root == "torch", root
+    own = {os.path.splitext(os.path.basename(p))[0] for p in WORKER_MODULES}
+    assert len(WORKER_MODULES) > 5
+    for path in WORKER_MODULES:
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.Import):
+                roots = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:  # a sibling module of the worker package, never gradlint's
+                    assert node.level == 1 and (node.module or "").split(".")[0] in own | {""}, (path, node.lineno)
+                    continue
+                roots = [node.module.split(".")[0]]
+            else:
+                continue
+            for root in roots:
+                assert root in stdlib or root == "torch", (path, root)
+
+
+def test_worker_runs_without_gradlint_and_shadows_no_user_module(tmp_path):
+    """Started as a file, the worker loads itself privately: a user's `checks.py` or `job.py`
+    in the working directory is not replaced by the worker's modules, and gradlint need not
+    be importable."""
+    for name in ("checks", "job", "protocol", "loading"):
+        (tmp_path / (name + ".py")).write_text("MARK = %r\n" % name)
+    code = (
+        "import runpy, sys\n"
+        "sys.argv = [%r]\n"
+        "sys.modules['gradlint'] = None  # gradlint is not installed in the user's interpreter\n"
+        "import importlib.util\n"
+        "spec = importlib.util.spec_from_file_location('__main__loader', %r)\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        "m._load_private_package()\n"
+        "sys.path.insert(0, %r)\n"
+        "import checks, job\n"
+        "assert checks.MARK == 'checks' and job.MARK == 'job', (checks, job)\n"
+        "assert '_gradlint_worker.zygote' in sys.modules\n"
+        "print('ok')\n"
+    ) % (protocol.worker_path(), protocol.worker_path(), str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
 
 
 def test_runner_does_not_print_or_read_environment_settings():

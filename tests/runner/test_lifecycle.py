@@ -85,7 +85,7 @@ def _our_workers():
                 ppid = int(f.read().rsplit(")", 1)[1].split()[1])
         except (FileNotFoundError, ProcessLookupError, IndexError):
             continue
-        if ppid == os.getpid() and any(c.endswith(b"gradlint/worker.py") for c in cmd):
+        if ppid == os.getpid() and any(c.endswith(b"gradlint/worker/__main__.py") for c in cmd):
             found.append(int(d))
     return found
 

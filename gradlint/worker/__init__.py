@@ -1,0 +1,31 @@
+"""gradlint's gradcheck worker: a fork server ("zygote") that proves gradients.
+
+This package uses the standard library and torch only, keeps to Python 3.8 syntax, and
+never imports the rest of gradlint: it runs in the *user's* interpreter, which may not
+have gradlint installed. The supervisor (``gradlint.runner``) starts it as::
+
+    python -u /abs/path/to/gradlint/worker/__main__.py
+
+``__main__`` loads this folder as a private package (``_gradlint_worker``), so the
+modules below import each other relatively and never shadow the user's own modules.
+
+The modules, one idea each:
+
+- ``protocol``: the wire constants, JSON encoding and the result skeleton;
+- ``text``: short formatting of numbers, exceptions and signals;
+- ``userframes``: which frames of a traceback are the user's code;
+- ``torch_setup``: importing torch once and warming gradcheck up before any fork;
+- ``tensors``: small tensor helpers (real views, comparisons, away-from-kink values);
+- ``introspect``: what a Function class defines (setup_context, jvp, once_differentiable);
+- ``outcome``: how a run ends early, and how user exceptions are reported and located;
+- ``loading``: importing the user's module and reaching the target (call-site capture);
+- ``synthesis``: making inputs when none are declared or captured;
+- ``subject``: the function under check with its inputs, ready to be called again and again;
+- ``checks``: forward, input mutation, randomness, backward determinism;
+- ``jacobian``: Jacobians recomputed to find the worst entries and the mismatch pattern;
+- ``gradchecks``: gradcheck, gradgradcheck, forward AD and the as-written re-run;
+- ``job``: one run from request to result;
+- ``child`` / ``zygote``: the forked run process, and the fork server around it.
+
+The request and result formats are documented in docs/run-result-schema.md.
+"""

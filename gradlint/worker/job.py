@@ -1,0 +1,374 @@
+"""One run, from request to result: load the target, make its inputs, run the checks.
+
+The plan of checks: forward, which inputs move the outputs, input mutation, randomness,
+backward determinism, gradcheck, gradgradcheck, forward AD (when the Function has a jvp),
+and for a call site whose inputs were promoted to float64, the call as written. A failing
+check skips the checks that depend on it.
+
+gradcheck is then repeated on other input draws (another seed of the synthesized inputs,
+or the call's random inputs drawn again), and ``verdict.conclude`` decides from all of it.
+"""
+
+import os
+import sys
+import time
+import warnings
+
+import torch
+
+from . import checks, gradchecks
+from .introspect import defines, is_once_differentiable
+from .loading import Loader
+from .outcome import Outcome, Reporter, is_users
+from .protocol import CALL_SITE_OPTIONS, DEFAULT_OPTIONS, base_result
+from .subject import prepare
+from .synthesis import synthesize
+from .tensors import as_tuple, max_abs_diff
+from .text import exc_text, first_line
+from .userframes import user_roots
+from .verdict import apply_outcome, conclude
+
+CHECK_LABELS = {
+    "forward": "running forward",
+    "sensitivity": "checking which inputs move the outputs",
+    "input_mutation": "checking that forward leaves its inputs alone",
+    "random_op": "checking that forward is deterministic",
+    "nondeterminism": "checking that backward is deterministic",
+    "gradcheck": "gradcheck",
+    "gradgradcheck": "gradgradcheck",
+    "forward_ad": "forward-mode gradcheck",
+    "as_written": "gradcheck as written (original dtypes)",
+}
+CHECKS = {
+    "forward": checks.check_forward,
+    "sensitivity": checks.check_sensitivity,
+    "input_mutation": checks.check_input_mutation,
+    "random_op": checks.check_random_op,
+    "nondeterminism": checks.check_nondeterminism,
+    "gradcheck": gradchecks.check_gradcheck,
+    "gradgradcheck": gradchecks.check_gradgradcheck,
+    "forward_ad": gradchecks.check_forward_ad,
+    "as_written": gradchecks.check_as_written,
+}
+# a failure of one of these makes forward AD meaningless too
+_FORWARD_CHECKS = ("forward", "input_mutation", "random_op", "nondeterminism")
+
+
+class Job(object):
+    def __init__(self, req, emit):
+        self.req = req
+        self.emit = emit
+        self.result = base_result(req)
+        self.target = dict(req.get("target") or {})
+        self.kind = self.target.get("kind")
+        self.reporter = Reporter(user_roots(req), self.result["target"], req.get("limits") or {})
+        self.checks = []
+        self.timings = self.result["timings"]
+        self.warnings = []
+        self.opts = dict(DEFAULT_OPTIONS)
+        self.explicit = {}
+        self.once_differentiable = False
+        self.redraw = None  # seed -> raw inputs of another draw, or None when draws cannot differ
+
+    def progress(self, message, percentage=None):
+        ev = {"event": "progress", "message": message}
+        if percentage is not None:
+            ev["percentage"] = int(max(0, min(100, percentage)))
+        self.emit(ev)
+
+    # -- the pipeline -----------------------------------------------------------------
+
+    def run(self):
+        t0 = time.perf_counter()
+        try:
+            self._run()
+        except Outcome as oc:
+            apply_outcome(self.result, oc)
+        finally:
+            self.timings["total_s"] = time.perf_counter() - t0
+        self.result["checks"] = self.checks
+        self.result["warnings"] = self.warnings[:20]
+        if self.result["status"] is None:
+            conclude(self.result, self.checks, self.opts)
+        for rec in self.checks:
+            rec.pop("_outcome", None)
+        return self.result
+
+    def _run(self):
+        req = self.req
+        self._read_options()
+        path = (req.get("module") or {}).get("path")
+        if not path or not isinstance(path, str):
+            raise Outcome("error", "bad_request", "✗ bad request: module.path is missing")
+        path = os.path.abspath(path)
+        self.reporter.path = path
+        if not os.path.isfile(path):
+            raise Outcome("error", "bad_request", "✗ no such file: %s" % path)
+        if self.kind not in ("function_class", "callable", "call_site"):
+            raise Outcome("error", "bad_request", "✗ bad request: unknown target kind %r" % (self.kind,))
+        if req.get("cwd"):
+            os.chdir(req["cwd"])
+        sys.argv = [path]
+        self._set_sys_path()
+
+        torch.manual_seed(self.opts["seed"])
+        loader = Loader(req, self.result, self.reporter)
+        t = time.perf_counter()
+        self.progress("importing %s" % os.path.basename(path), 2)
+        try:
+            loaded = loader.load()
+        finally:
+            self.timings["import_s"] = time.perf_counter() - t
+        self.reporter.fclass = loaded.fclass
+        t = time.perf_counter()
+        subject = self._subject(loader, loaded)
+        self.timings["inputs_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        try:
+            self.run_checks(subject)
+            self.other_draws(subject, loaded)
+            self.progress("done", 100)
+        finally:
+            self.timings["checks_s"] = time.perf_counter() - t
+
+    def _read_options(self):
+        opts = self.req.get("options") or {}
+        if not isinstance(opts, dict):
+            raise Outcome("error", "bad_request", "✗ bad request: options must be an object")
+        self.explicit = dict(opts)
+        unknown = sorted(k for k in opts if k not in DEFAULT_OPTIONS)
+        if unknown:
+            self.result["notes"].append("unknown options ignored: " + ", ".join(unknown))
+        for k, v in opts.items():
+            if k in DEFAULT_OPTIONS:
+                self.opts[k] = v
+        validate_options(self.opts)
+        n = self.opts.get("num_threads")
+        if n:
+            torch.set_num_threads(int(n))
+
+    def _set_sys_path(self):
+        entries = [os.path.abspath(p) for p in (self.req.get("sys_path") or []) if isinstance(p, str)]
+        for p in reversed(entries):
+            while p in sys.path:
+                sys.path.remove(p)
+            sys.path.insert(0, p)
+
+    # -- inputs -----------------------------------------------------------------------
+
+    def _subject(self, loader, loaded):
+        spec = self.req.get("inputs")
+        seed = self.opts["seed"]
+        if loaded.raw_inputs is not None:
+            self._call_site_options(loaded.call_kwargs)
+        if loaded.raw_inputs is not None and (not spec or spec.get("kind") == "call_site"):
+            raw, source, synth = loaded.raw_inputs, "call_site", None
+            self.redraw = loader.recapture
+        else:
+            spec = spec or {"kind": "synthesize"}
+            kind = spec.get("kind")
+            if kind == "expression":
+                raw = as_tuple(loader.evaluate(spec.get("source"), seed))
+                source, synth = "expression", None
+                self.redraw = lambda s: as_tuple(loader.evaluate(spec.get("source"), s))
+            elif kind == "synthesize":
+                raw, synth, recipe = synthesize(loaded.fn, loaded.fclass, spec, self.opts, self.reporter)
+                source = "synthesized"
+                self.redraw = recipe.make
+            elif kind == "call_site":
+                raise Outcome("error", "bad_request", "✗ bad request: call_site inputs need a call_site target")
+            else:
+                raise Outcome("error", "bad_request", "✗ bad request: unknown inputs kind %r" % (kind,))
+        self.source = source
+        subject = prepare(loaded.fn, loaded.fclass, loaded.names, raw, source, self.opts, self.reporter,
+                          synth=synth, grad_outputs=loaded.grad_outputs, notes=self.result["notes"])
+        subject.captured = loader.captured
+        subject.raw = raw
+        self.result["inputs"] = subject.infos
+        self.result["options"] = dict(self.opts)
+        if synth is not None:
+            self.result["synthesis"] = synth
+        return subject
+
+    def _call_site_options(self, kwargs):
+        ignored = []
+        for k, v in kwargs.items():
+            if k == "raise_exception":
+                continue
+            if k in CALL_SITE_OPTIONS and k not in self.explicit:
+                self.opts[k] = v
+            elif k not in CALL_SITE_OPTIONS:
+                ignored.append(k)
+        if ignored:
+            self.result["notes"].append("call options not re-checked: " + ", ".join(sorted(ignored)))
+
+    # -- checks -----------------------------------------------------------------------
+
+    def plan(self, subject):
+        """[(check name, None or why it is skipped)] in order."""
+        opts = self.opts
+        variant = self.result["target"].get("variant")
+        once = subject.fclass is not None and is_once_differentiable(subject.fclass)
+        want_gg = opts["gradgradcheck"]
+        if want_gg == "auto":
+            if self.kind == "call_site":
+                gg_skip = None if variant == "gradgradcheck" else "not requested by this gradcheck call"
+            else:
+                gg_skip = "backward is @once_differentiable" if once else None
+        else:
+            gg_skip = None if want_gg else "disabled by options"
+        want_fw = opts["check_forward_ad"]
+        run_fw = (subject.fclass is not None and defines(subject.fclass, "jvp")) if want_fw == "auto" else bool(want_fw)
+        plan = [("forward", None), ("sensitivity", None)]
+        if opts["check_input_mutation"]:
+            plan.append(("input_mutation", None))
+        if opts["check_random"]:
+            plan.append(("random_op", None))
+        if opts["check_nondeterminism"]:
+            plan.append(("nondeterminism", None))
+        plan.append(("gradcheck", None))
+        plan.append(("gradgradcheck", gg_skip))
+        if run_fw:
+            plan.append(("forward_ad", None))
+        promoted = any(i.get("promoted_from") and i.get("requires_grad") for i in subject.infos)
+        if promoted and self.kind == "call_site" and opts["check_low_precision"]:
+            plan.append(("as_written", None))
+        self.once_differentiable = once
+        return plan
+
+    def run_checks(self, subject):
+        plan = self.plan(subject)
+        blocked = None  # why the remaining checks are skipped
+        fw_blocked = None  # forward_ad only depends on forward
+        for step, (name, skip) in enumerate(plan):
+            reason = fw_blocked if name == "forward_ad" else blocked
+            if reason or skip:
+                rec = self._skip(name, reason or skip)
+                if name == "gradgradcheck" and not reason and self.once_differentiable \
+                        and self.opts["gradgradcheck"] == "auto":
+                    rec["verdict"] = "not_twice_differentiable"
+                continue
+            self.progress(CHECK_LABELS.get(name, name), 5 + 80.0 * step / len(plan))
+            rec = self._run_check(name, subject)
+            if rec["status"] in ("fail", "error"):
+                blocked = "skipped: %s %s" % (name.replace("_", " "), "failed" if rec["status"] == "fail" else "raised")
+                if name in _FORWARD_CHECKS:
+                    fw_blocked = blocked
+
+    def other_draws(self, subject, loaded):
+        """gradcheck again on other draws of the inputs: the first draw may sit on a kink.
+
+        Synthesized inputs get a second draw always (and a third when the two disagree);
+        a call's or a declaration's own inputs only when gradcheck failed on them, to tell a
+        wrong gradient from an unlucky point.
+        """
+        first = next((c for c in self.checks if c["name"] == "gradcheck"), None)
+        if first is None or first["status"] not in ("pass", "fail") or self.redraw is None:
+            return
+        wanted = int(self.opts.get("draws") or 1)
+        if wanted < 2 or (first["status"] == "pass" and self.source != "synthesized"):
+            return
+        seed = self.opts["seed"]
+        outcomes = [first["status"]]
+        for k in range(1, 3):
+            if k == 2 and outcomes[0] == outcomes[1]:
+                break
+            self.progress("gradcheck on draw %d" % (k + 1), 88 + 5 * k)
+            try:
+                raw = self.redraw(seed + k)
+            except Outcome as oc:
+                self.result["notes"].append("no other draw of the inputs: %s" % oc.summary)
+                return
+            except Exception as e:
+                self.result["notes"].append("no other draw of the inputs: %s: %s"
+                                            % (type(e).__name__, first_line(exc_text(e, 200))))
+                return
+            if raw is None or _same_inputs(raw, subject.raw):
+                if k == 1:
+                    self.result["notes"].append("the inputs are the same on every draw (not random): one draw")
+                return
+            other = prepare(loaded.fn, loaded.fclass, loaded.names, raw, self.source, self.opts, self.reporter,
+                            grad_outputs=loaded.grad_outputs)
+            other.captured = subject.captured
+            self._run_check("forward", other, record=False)
+            rec = self._run_check("gradcheck", other, label="gradcheck (draw %d)" % (k + 1))
+            rec["details"]["draw"] = {"seed": seed + k, "inputs": other.infos}
+            outcomes.append(rec["status"])
+
+    def _skip(self, name, reason):
+        rec = {"name": name, "status": "skipped", "verdict": None, "seconds": 0.0, "message": reason, "details": {}}
+        self.checks.append(rec)
+        return rec
+
+    def _run_check(self, name, subject, label=None, record=True):
+        t = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"torch\..*")
+            warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.*")
+            try:
+                rec = CHECKS[name](subject, self.result)
+            except Outcome as oc:
+                if oc.status not in ("fail", "error"):
+                    raise  # memory, no_inputs: the run ends here
+                rec = {"status": oc.status, "verdict": oc.verdict, "message": oc.summary,
+                       "details": dict(oc.extra), "_outcome": oc}
+            except Exception as e:
+                rec = self._exception_record(e, name)
+        self._keep_warnings(caught, name)
+        rec["name"] = label or name
+        rec["seconds"] = time.perf_counter() - t
+        rec.setdefault("verdict", None)
+        rec.setdefault("message", None)
+        rec.setdefault("details", {})
+        out = dict((k, rec[k]) for k in ("name", "status", "verdict", "seconds", "message", "details"))
+        if "_outcome" in rec:
+            out["_outcome"] = rec["_outcome"]
+        if record:
+            self.checks.append(out)
+        return out
+
+    def _exception_record(self, e, name):
+        """The user's exception fails the check; gradlint's own skips it (the others run)."""
+        if is_users(e, self.reporter):
+            oc = self.reporter.user_exception(e, "check", name.replace("_", " "))
+            return {"status": "error", "verdict": "exception", "message": oc.summary,
+                    "details": {"exception": oc.extra.get("exception")}, "_outcome": oc}
+        import traceback
+
+        text = "%s: %s" % (type(e).__name__, first_line(exc_text(e, 300)))
+        self.result["notes"].append("gradlint could not run the %s check here (%s); the other checks ran"
+                                    % (name.replace("_", " "), text))
+        return {"status": "skipped", "message": "gradlint could not run this check: " + text,
+                "details": {"internal_error": "".join(traceback.format_exception(type(e), e, e.__traceback__))[-3000:]}}
+
+    def _keep_warnings(self, caught, check):
+        seen = set((w["message"], w["category"]) for w in self.warnings)
+        for w in caught:
+            key = (str(w.message)[:500], w.category.__name__)
+            if key in seen:
+                continue
+            seen.add(key)
+            self.warnings.append({"category": key[1], "message": key[0], "file": w.filename, "line": w.lineno,
+                                  "check": check})
+
+
+def _same_inputs(a, b):
+    try:
+        return len(a) == len(b) and max_abs_diff(tuple(a), tuple(b)) == 0
+    except Exception:
+        return False
+
+
+def validate_options(o):
+    for k in ("eps", "atol", "rtol", "nondet_tol"):
+        if isinstance(o[k], bool) or not isinstance(o[k], (int, float)) or o[k] < 0:
+            raise Outcome("error", "bad_request", "✗ bad request: option %s must be a non-negative number" % k)
+    for k in ("seed", "worst_k", "slow_confirm_max_elements", "max_recompute_evals", "draws"):
+        if isinstance(o[k], bool) or not isinstance(o[k], int):
+            raise Outcome("error", "bad_request", "✗ bad request: option %s must be an integer" % k)
+    for k in ("fast_mode", "gradgradcheck", "check_forward_ad"):
+        if o[k] not in ("auto", True, False):
+            raise Outcome("error", "bad_request", "✗ bad request: option %s must be \"auto\", true or false" % k)
+    if not isinstance(o["strict"], bool):
+        raise Outcome("error", "bad_request", "✗ bad request: option strict must be true or false")

@@ -1,0 +1,401 @@
+"""Importing the user's module and reaching the target.
+
+A ``function_class`` or ``callable`` target is looked up by its qualified name. A
+``call_site`` target is reached by running the code around it with gradcheck replaced by
+an interceptor that captures the call's arguments (and aborts the surrounding code).
+"""
+
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+
+import torch
+
+from .introspect import def_of, method_def, param_names
+from .outcome import Captured, Outcome
+from .tensors import as_tuple
+from .text import exc_text, first_line
+from .torch_setup import REAL, gradcheck_refs
+from .userframes import realpath
+
+
+class Loaded(object):
+    """What loading found: the callable, its Function class, and call-site arguments."""
+
+    def __init__(self, fn, fclass, names, raw_inputs=None, grad_outputs=None, call_kwargs=None):
+        self.fn = fn
+        self.fclass = fclass
+        self.names = names
+        self.raw_inputs = raw_inputs  # the captured call's inputs (call_site), else None
+        self.grad_outputs = grad_outputs
+        self.call_kwargs = call_kwargs or {}
+
+
+class Loader(object):
+    def __init__(self, req, result, reporter):
+        self.req = req
+        self.result = result
+        self.reporter = reporter
+        self.target = dict(req.get("target") or {})
+        self.kind = self.target.get("kind")
+        self.path = reporter.path
+        self.captured = None
+        self._patched = []
+
+    # -- import -----------------------------------------------------------------------
+
+    def module_name(self):
+        """(dotted name, its sys.path entry or None): the request's, or found like pytest does."""
+        given = (self.req.get("module") or {}).get("name")
+        if given:
+            return given, None
+        d = os.path.dirname(self.path)
+        stem = os.path.splitext(os.path.basename(self.path))[0]
+        parts = [] if stem == "__init__" else [stem]
+        while os.path.isfile(os.path.join(d, "__init__.py")) and os.path.basename(d).isidentifier() \
+                and not any(os.path.isfile(os.path.join(d, m)) for m in ("pyproject.toml", "setup.py", "setup.cfg")):
+            parts.insert(0, os.path.basename(d))
+            d = os.path.dirname(d)
+        if not parts:
+            parts = [os.path.basename(os.path.dirname(self.path))]
+        return ".".join(parts), d
+
+    def import_module(self):
+        name, root = self.module_name()
+        if root is not None and root not in sys.path:
+            sys.path.insert(0, root)
+        if "." not in name and name in sys.modules:
+            name = "_gradlint_target_" + name
+        self.result["target"]["module"] = name
+        try:
+            if "." in name:
+                importlib.import_module(name.rpartition(".")[0])
+            spec = importlib.util.spec_from_file_location(
+                name, self.path,
+                submodule_search_locations=[os.path.dirname(self.path)]
+                if self.path.endswith("__init__.py") else None,
+            )
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except Captured:
+                pass
+        except (Outcome, Captured):
+            raise
+        except Exception as e:
+            oc = self.reporter.user_exception(e, "import", "import of %s" % name)
+            oc.summary = "✗ %s while importing %s: %s" % (
+                type(e).__name__, name, first_line(exc_text(e)))
+            raise oc
+        return module
+
+    # -- call-site capture --------------------------------------------------------------
+
+    def install_interceptor(self):
+        line = self.target.get("line")
+        end = self.target.get("end_line") or line
+        if not isinstance(line, int):
+            raise Outcome("error", "bad_request", "✗ bad request: call_site target needs an integer line")
+        self.reporter.call_line = line
+        target_file = realpath(self.path)
+        loader = self
+        real_gc, real_ggc = REAL["gradcheck"], REAL["gradgradcheck"]
+
+        def make(variant, real):
+            def interceptor(*args, **kwargs):
+                if loader.captured is None:
+                    f = sys._getframe(1)
+                    depth = 0
+                    while f is not None and depth < 8:
+                        if realpath(f.f_code.co_filename) == target_file and line <= f.f_lineno <= end:
+                            loader.captured = {"variant": variant, "args": args, "kwargs": kwargs,
+                                               "line": f.f_lineno}
+                            loader.uninstall_interceptor()
+                            raise Captured()
+                        f = f.f_back
+                        depth += 1
+                    # another call: it runs for real, but its failure must not stop us from
+                    # reaching the call we were asked about
+                    try:
+                        return real(*args, **kwargs)
+                    except REAL["GradcheckError"] as e:
+                        caller = sys._getframe(1)
+                        loader.result["notes"].append(
+                            "another %s call (%s:%d) failed on the way to this one and was let through: %s"
+                            % (variant, os.path.basename(caller.f_code.co_filename), caller.f_lineno,
+                               first_line(str(e))))
+                        return False
+                return real(*args, **kwargs)
+
+            interceptor.__name__ = variant
+            interceptor.__qualname__ = variant
+            interceptor.__wrapped__ = real
+            return interceptor
+
+        fakes = {"gradcheck": make("gradcheck", real_gc), "gradgradcheck": make("gradgradcheck", real_ggc)}
+        patched = []
+        for modname, attr in gradcheck_refs():
+            d = getattr(sys.modules.get(modname), "__dict__", None)
+            val = d.get(attr) if isinstance(d, dict) else None
+            if val is real_gc or val is real_ggc:
+                d[attr] = fakes["gradcheck" if val is real_gc else "gradgradcheck"]
+                patched.append((d, attr, val))
+        self._patched = patched
+
+    def uninstall_interceptor(self):
+        for d, attr, val in self._patched:
+            d[attr] = val
+        self._patched = []
+
+    def call_enclosing(self, module, enclosing):
+        parts = enclosing.split(".")
+        try:
+            obj = module
+            for p in parts[:-1]:
+                obj = getattr(obj, p)
+            owner = obj
+            getattr(owner, parts[-1])
+        except AttributeError:
+            raise Outcome("error", "target_not_found",
+                          "✗ `%s` is not defined in %s" % (enclosing, os.path.basename(self.path)))
+        try:
+            bound = self._bind_enclosing(module, owner, parts, enclosing)
+        except (Outcome, Captured):
+            raise
+        except Exception as e:
+            raise self.reporter.user_exception(e, "setup", "setting up %s" % enclosing)
+        needs = _required_params(bound)
+        cases = list(self._cases(module, needs, enclosing)) if needs else [{}]
+        if not cases:
+            raise Outcome(
+                "no_inputs", None,
+                "cannot call `%s(%s)`: it takes parameters that are not parametrize cases or fixtures of "
+                "this module; declare inputs with `# gradlint: inputs=...`"
+                % (parts[-1] if len(parts) == 1 else enclosing, ", ".join(needs)))
+        first_error = None
+        for kwargs in cases:
+            try:
+                if inspect.iscoroutinefunction(bound):
+                    import asyncio
+
+                    asyncio.run(bound(**kwargs))
+                else:
+                    bound(**kwargs)
+            except Captured:
+                if kwargs:
+                    self.result["target"]["case"] = dict((k, _short_repr(v)) for k, v in kwargs.items())
+                return
+            except Outcome:
+                raise
+            except BaseException as e:  # pytest.skip() raises a BaseException: try the next case
+                if isinstance(e, (KeyboardInterrupt, SystemExit)) and not kwargs:
+                    raise
+                first_error = first_error or e
+        if first_error is not None and isinstance(first_error, Exception):
+            raise self.reporter.user_exception(first_error, "enclosing", enclosing)
+
+    def _cases(self, module, needs, enclosing):
+        """Keyword arguments for a parametrized test: its cases (and same-module fixtures)."""
+        import itertools
+
+        grids = []
+        for names, source in self.target.get("parametrize") or []:
+            try:
+                values = eval(compile(source, "<parametrize of %s>" % enclosing, "eval"), dict(vars(module)))
+                rows = []
+                for value in values:
+                    if hasattr(value, "marks") and hasattr(value, "values"):  # pytest.param(...)
+                        rows.append(dict(zip(names, tuple(value.values))))
+                    elif len(names) == 1:
+                        rows.append({names[0]: value})
+                    else:
+                        rows.append(dict(zip(names, value)))
+            except Exception:
+                return
+            grids.append(rows)
+        for combo in itertools.islice(itertools.product(*grids), 32):
+            kwargs = {}
+            for part in combo:
+                kwargs.update(part)
+            missing = [n for n in needs if n not in kwargs]
+            try:
+                for name in missing:
+                    kwargs[name] = _fixture_value(module, name)
+            except LookupError:
+                return
+            yield dict((k, v) for k, v in kwargs.items() if k in needs)
+
+    def _bind_enclosing(self, module, owner, parts, enclosing):
+        if owner is module:
+            return getattr(module, parts[-1])
+        if not isinstance(owner, type):
+            return getattr(owner, parts[-1])
+        import unittest
+
+        if issubclass(owner, unittest.TestCase):
+            owner.setUpClass()
+            inst = owner(parts[-1])
+            inst.setUp()
+        else:
+            needs = _required_params(owner)
+            if needs:
+                raise Outcome(
+                    "no_inputs", None,
+                    "cannot create `%s(%s)` to call `%s`: it takes parameters; declare inputs with "
+                    "`# gradlint: inputs=...`" % (owner.__name__, ", ".join(needs), enclosing))
+            inst = owner()
+        return getattr(inst, parts[-1])
+
+    # -- the target -------------------------------------------------------------------
+
+    def resolve(self, module, qualname):
+        obj = module
+        try:
+            for p in qualname.split("."):
+                obj = getattr(obj, p)
+        except AttributeError:
+            raise Outcome("error", "target_not_found",
+                          "✗ `%s` is not defined in %s" % (qualname, os.path.basename(self.path)))
+        return obj
+
+    def load(self):
+        """Import the module and reach the target: a Loaded."""
+        if self.kind == "call_site":
+            self.install_interceptor()
+        try:
+            module = self.import_module()
+            self.module = module
+            if self.kind == "call_site":
+                return self._load_call_site(module)
+            return self._load_named(module)
+        finally:
+            self.uninstall_interceptor()
+
+    def _load_call_site(self, module):
+        t = self.result["target"]
+        enclosing = self.target.get("enclosing")
+        if self.captured is None and enclosing:
+            self.call_enclosing(module, enclosing)
+        self.uninstall_interceptor()
+        if self.captured is None:
+            where = ("`%s()`" % enclosing) if enclosing else ("importing %s" % os.path.basename(self.path))
+            hint = "" if enclosing else (
+                " (is it inside a function, or under `if __name__ == \"__main__\":`? name the enclosing "
+                "function or declare inputs with `# gradlint: inputs=...`)")
+            raise Outcome("no_inputs", None,
+                          "the gradcheck call at line %s was not reached while running %s%s"
+                          % (self.target.get("line"), where, hint))
+        cap = self.captured
+        real = REAL[cap["variant"]]
+        try:
+            bound = inspect.signature(real).bind(*cap["args"], **cap["kwargs"])
+        except TypeError as e:
+            raise Outcome("error", "exception", "✗ the call raises TypeError: %s" % e, str(e),
+                          location=self.reporter.location_for("call"))
+        a = dict(bound.arguments)
+        fn = a.pop("func")
+        raw_inputs = a.pop("inputs")
+        grad_outputs = a.pop("grad_outputs", None)
+        t["variant"] = cap["variant"]
+        t["line_reached"] = cap["line"]
+        fclass = None
+        fc = getattr(fn, "__self__", None)
+        if isinstance(fc, type) and issubclass(fc, torch.autograd.Function):
+            fclass = fc
+            t["function_class"] = fc.__qualname__
+        return Loaded(fn, fclass, param_names(fn, fclass), as_tuple(raw_inputs), grad_outputs, a)
+
+    def _load_named(self, module):
+        t = self.result["target"]
+        qualname = self.target.get("qualname")
+        if not qualname or not isinstance(qualname, str):
+            raise Outcome("error", "bad_request", "✗ bad request: target.qualname is missing")
+        obj = self.resolve(module, qualname)
+        fclass = None
+        if isinstance(obj, type) and issubclass(obj, torch.autograd.Function):
+            fclass = obj
+            fn = obj.apply
+            t["function_class"] = obj.__qualname__
+            loc = method_def(obj, "forward")
+            if loc:
+                t["line"] = loc["line"]
+        elif self.kind == "function_class":
+            raise Outcome("error", "target_not_found",
+                          "✗ `%s` is not a torch.autograd.Function subclass" % qualname)
+        elif callable(obj):
+            fn = obj
+            loc = def_of(obj)
+            if loc:
+                t["line"] = loc["line"]
+        else:
+            raise Outcome("error", "target_not_found", "✗ `%s` is not callable" % qualname)
+        return Loaded(fn, fclass, param_names(fn, fclass))
+
+    def recapture(self, seed):
+        """The call's inputs drawn again with another seed (None when the call cannot be reached
+        again: a module-level call would need a fresh import)."""
+        enclosing = self.target.get("enclosing")
+        if self.kind != "call_site" or not enclosing:
+            return None
+        self.captured = None
+        self.install_interceptor()
+        try:
+            torch.manual_seed(seed)
+            self.call_enclosing(self.module, enclosing)
+        finally:
+            self.uninstall_interceptor()
+        if self.captured is None:
+            return None
+        real = REAL[self.captured["variant"]]
+        bound = inspect.signature(real).bind(*self.captured["args"], **self.captured["kwargs"])
+        return as_tuple(bound.arguments["inputs"])
+
+    def evaluate(self, source, seed):
+        """The value of a declared inputs expression, evaluated in the module's namespace."""
+        if not isinstance(source, str):
+            raise Outcome("error", "bad_request", "✗ bad request: inputs.source must be a string")
+        ns = dict(vars(self.module))
+        ns.setdefault("torch", torch)
+        torch.manual_seed(seed)
+        try:
+            return eval(compile(source, "<gradlint inputs>", "eval"), ns)
+        except SyntaxError as e:
+            raise Outcome("error", "bad_request", "✗ the inputs expression is not valid Python: %s" % e.msg)
+        except Exception as e:
+            raise self.reporter.user_exception(e, "inputs", "the inputs expression")
+
+
+def _short_repr(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _fixture_value(module, name, depth=0):
+    """The value of a module-level pytest fixture (its function called, a generator advanced)."""
+    obj = getattr(module, name, None)
+    func = None
+    for get in (lambda o: o._get_wrapped_function(), lambda o: o.__pytest_wrapped__.obj, lambda o: o.__wrapped__):
+        try:
+            func = get(obj)
+            break
+        except Exception:
+            continue
+    if func is None or depth > 4 or not callable(func):
+        raise LookupError(name)
+    kwargs = dict((p, _fixture_value(module, p, depth + 1)) for p in _required_params(func))
+    value = func(**kwargs)
+    if inspect.isgenerator(value):
+        value = next(value)
+    return value
+
+
+def _required_params(obj):
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in sig.parameters.values()
+            if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]

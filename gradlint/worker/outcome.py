@@ -1,0 +1,154 @@
+"""How a run ends early, and how exceptions are reported and located in the user's code.
+
+Two kinds of failure are kept apart: an exception raised by the user's code (it has a
+user frame, or torch raised it about the user's Function) is the user's; anything else
+raised while gradlint itself works (a check's own machinery, a recomputation) is
+gradlint's, is reported as such, and never as the user's exception.
+"""
+
+import re
+import traceback
+
+from .text import exc_text, exc_type, first_line, nbytes
+from .userframes import is_user_file
+from .introspect import method_def
+
+
+class Outcome(Exception):
+    """Ends a run (or a check) early with the given status/verdict."""
+
+    def __init__(self, status, verdict, summary, message=None, **extra):
+        Exception.__init__(self, summary)
+        self.status = status
+        self.verdict = verdict
+        self.summary = summary
+        self.message = message
+        self.extra = extra
+
+
+class Captured(BaseException):
+    """Raised by the gradcheck interceptor to abort the code around a captured call."""
+
+
+def is_memory_error(exc):
+    if isinstance(exc, MemoryError):
+        return True
+    if isinstance(exc, RuntimeError):
+        msg = str(exc)
+        return any(
+            s in msg
+            for s in ("can't allocate memory", "not enough memory", "bad_alloc",
+                      "out of memory", "Cannot allocate memory")
+        )
+    return False
+
+
+_USER_PHASES = ("forward", "backward", "setup_context", "jvp", "vjp", "vmap")
+# what torch says, from its C++ engine, about a user's Function (no user frame in the traceback)
+_ABOUT_USER_CODE = ("Backward", "backward", "does not require grad", "returned an incorrect number",
+                    "invalid gradient", "modified by an inplace operation", "leaf Variable", "mark_dirty",
+                    "save_for_backward", "saved_tensors", "setup_context", "jvp", "vmap", "Function",
+                    "differentiate twice", "appears to not have been used", "expected Variable",
+                    "is not a Tensor", "grad_fn")
+
+
+def is_users(exc, reporter):
+    """Did the user's code raise ``exc`` (rather than gradlint's own checking machinery)?"""
+    if is_memory_error(exc) or reporter.user_frames(exc):
+        return True
+    if not isinstance(exc, Exception):
+        return True
+    text = str(exc)
+    return any(s in text for s in _ABOUT_USER_CODE)
+
+
+class Reporter(object):
+    """Turns exceptions into Outcomes and finds the source line a result points at.
+
+    ``target`` is the result's target dict (its ``line`` may be filled in later);
+    ``fclass``, ``path`` and ``call_line`` are set as the run learns them.
+    """
+
+    def __init__(self, roots, target, limits=None):
+        self.roots = roots
+        self.target = target
+        self.limits = limits or {}
+        self.path = None
+        self.fclass = None
+        self.call_line = None
+
+    def user_frames(self, exc):
+        frames = []
+        for fs in traceback.extract_tb(exc.__traceback__):
+            if is_user_file(fs.filename, self.roots):
+                frames.append({
+                    "file": fs.filename, "line": fs.lineno, "function": fs.name,
+                    "code": (fs.line or "").strip() or None,
+                })
+        return frames
+
+    def exception_info(self, exc, phase):
+        frames = self.user_frames(exc)
+        if frames and phase in ("forward", "backward", "check", "gradcheck", "inputs"):
+            fn = frames[-1]["function"]
+            if fn in _USER_PHASES:
+                phase = fn if fn != "vjp" else "backward"
+        elif not frames and phase == "check" and "Backward" in str(exc):
+            phase = "backward"  # raised by the autograd engine about a Function's backward
+        return {
+            "type": exc_type(exc),
+            "message": exc_text(exc),
+            "phase": phase,
+            "traceback": frames,
+        }
+
+    def location_for(self, why, info=None):
+        if info and info.get("traceback"):
+            f = info["traceback"][-1]
+            return {"file": f["file"], "line": f["line"], "function": f["function"], "reason": "raised here"}
+        if why in ("backward", "forward", "jvp", "setup_context", "vmap") and self.fclass is not None:
+            loc = method_def(self.fclass, why)
+            if loc is None and why == "backward":
+                loc = method_def(self.fclass, "vjp")
+            if loc is not None:
+                loc["reason"] = why
+                return loc
+        if self.call_line is not None and self.path:
+            return {"file": self.path, "line": self.call_line, "function": None, "reason": "call"}
+        if self.fclass is not None:
+            loc = method_def(self.fclass, "forward")
+            if loc:
+                loc["reason"] = "forward"
+                return loc
+        tl = self.target.get("line")
+        if tl and self.path:
+            return {"file": self.path, "line": tl, "function": None, "reason": "target"}
+        return None
+
+    def user_exception(self, exc, phase, what=None):
+        """An Outcome for an exception from user code (memory, or exception)."""
+        info = self.exception_info(exc, phase)
+        if is_memory_error(exc):
+            raise Outcome("memory", None, self.memory_summary(exc), exc_text(exc), exception=info,
+                          location=self.location_for(info["phase"], info))
+        where = info["phase"]
+        if where in ("forward", "backward", "setup_context", "jvp", "vmap"):
+            what = where
+        label = "%s in %s" % (info["type"].split(".")[-1], what or where)
+        msg = first_line(info["message"])
+        return Outcome(
+            "error", "exception", "✗ %s: %s" % (label, msg), info["message"],
+            exception=info, location=self.location_for(where, info),
+        )
+
+    def memory_summary(self, exc):
+        cap = self.limits.get("memory_bytes")
+        m = re.search(r"tried to allocate (\d+) bytes", str(exc))
+        what = ("the code tried to allocate %s" % nbytes(int(m.group(1)))) if m else (
+            "%s: %s" % (type(exc).__name__, first_line(exc_text(exc, 200))))
+        return "✗ out of memory: %s%s" % (what, " (cap %s)" % nbytes(cap) if cap else "")
+
+
+def internal_error_text(exc):
+    """The traceback of a failure in gradlint's own code, for the report."""
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:]

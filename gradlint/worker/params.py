@@ -1,0 +1,505 @@
+"""What each parameter of a target takes: a differentiable tensor, an index, a number, a flag...
+
+Read from the parameter's annotation, its default, how backward answers for it (a literal
+``None`` gradient), how forward uses it (``dim=p``, ``range(p)``, ``x.size(p)``,
+``p == "mean"``, ``if p:``, ``p.unsqueeze(...)``, ``x.gather(1, p)``, ``p(...)``), and
+last its name. The result is a list of ``Param`` with candidate values, tried in order by
+``synthesis``.
+"""
+
+import ast
+import inspect
+import textwrap
+
+import torch
+
+from .introspect import uses_setup_context
+
+TENSOR = "tensor"  # a floating tensor; requires grad unless backward returns None for it
+INDEX = "index"  # an int64 tensor of indices into another input
+MASK = "mask"  # a bool tensor shaped like the first input
+INT, FLOAT, BOOL, STR, NONE = "int", "float", "bool", "str", "none"
+DEFAULT = "default"  # keep the parameter's default
+SEQUENCE, CALLABLE, OBJECT = "sequence", "callable", "object"  # cannot be made up
+UNSUPPORTED = (SEQUENCE, CALLABLE, OBJECT)
+
+_INT_KEYWORDS = frozenset((
+    "dim", "axis", "dims", "k", "n", "num", "repeats", "chunks", "diagonal", "offset", "start_dim",
+    "end_dim", "dim0", "dim1", "groups", "stride", "padding", "dilation", "kernel_size", "num_classes",
+    "split_size_or_sections", "sections", "steps", "size", "shifts", "upscale_factor",
+))
+_NUMBER_KEYWORDS = frozenset((
+    "eps", "alpha", "beta", "min", "max", "p", "value", "negative_slope", "threshold", "lambd",
+    "momentum", "scale", "temperature", "tau", "margin", "rtol", "atol", "exponent",
+))
+_INDEX_METHODS = {  # method/function -> which positional argument is an index tensor
+    "gather": 1, "scatter": 1, "scatter_add": 1, "scatter_reduce": 1, "index_select": 1,
+    "index_add": 1, "index_copy": 1, "index_fill": 1, "take_along_dim": 1, "take": 0,
+    "one_hot": 0, "nll_loss": 1, "cross_entropy": 1, "embedding": 0, "bincount": 0,
+}
+_DIM_NAMES = ("dim", "axis", "dims")
+_INT_NAMES = ("k", "n", "n_iter", "niter", "iters", "iterations", "max_iter", "num_iter", "steps",
+              "order", "degree", "groups", "stride", "padding", "kernel_size", "size", "num_samples",
+              "n_samples", "nsamples", "depth", "level", "levels", "j", "num_classes", "budget", "topk")
+_FLOAT_NAMES = ("eps", "tol", "epsilon", "delta", "lr", "temperature", "tau", "temp", "margin", "gamma",
+                "lam", "lambd", "lambda_", "beta", "sigma", "gradient_eps", "grad_eps", "smoothing",
+                "threshold", "clip", "min_val", "max_val", "momentum")
+_BOOL_PREFIXES = ("is_", "use_", "has_", "return_", "enable_", "do_", "with_", "apply_", "compute_",
+                  "ensure_", "need_", "needs_", "allow_", "keep", "skip_", "no_")
+_BOOL_NAMES = ("training", "train", "inplace", "normalize", "normalized", "keepdim", "transpose",
+               "transposed", "causal", "training_mode", "verbose", "debug", "flag", "reverse", "upper",
+               "lower", "unbiased", "ceil_mode", "align_corners", "deterministic", "sorted", "largest")
+_STR_NAMES = ("mode", "method", "reduction", "padding_mode", "interpolation", "norm_type", "kind", "impl",
+              "backend", "algorithm", "variant", "scheme")
+_INDEX_NAMES = ("target", "targets", "label", "labels", "index", "indices", "idx", "y_true", "ids", "tokens")
+_MASK_NAMES = ("mask", "attention_mask", "attn_mask", "valid", "valid_mask")
+
+
+class Param(object):
+    def __init__(self, name, kind, candidates=None, requires_grad=False, why="", optional=False):
+        self.name = name
+        self.kind = kind
+        self.candidates = list(candidates or [])
+        self.requires_grad = requires_grad
+        self.why = why
+        self.optional = optional  # None is also an accepted value
+        self.keyword_only = False
+
+    def __repr__(self):
+        return "Param(%s: %s%s)" % (self.name, self.kind, ", grad" if self.requires_grad else "")
+
+    def describe(self):
+        return "%s: %s (%s)" % (self.name, self.kind, self.why) if self.why else "%s: %s" % (self.name, self.kind)
+
+
+# -- evidence from source ---------------------------------------------------------------
+
+
+class Evidence(object):
+    def __init__(self):
+        self.votes = {}  # name -> {kind: strength}
+        self.literals = {}  # name -> [str literals it is compared with]
+
+    def vote(self, name, kind, strength=1):
+        d = self.votes.setdefault(name, {})
+        d[kind] = d.get(kind, 0) + strength
+
+    def best(self, name):
+        d = self.votes.get(name)
+        if not d:
+            return None, 0
+        kind = max(d, key=lambda k: (d[k], k == TENSOR))
+        return kind, d[kind]
+
+
+def _source_tree(func):
+    try:
+        func = inspect.unwrap(getattr(func, "__func__", func))
+        src = textwrap.dedent(inspect.getsource(func))
+        return ast.parse(src)
+    except Exception:
+        return None
+
+
+_MODULES = frozenset(("torch", "F", "functional", "nn", "np", "numpy", "math", "special", "linalg", "fft"))
+
+
+def _module_call(func):
+    """``torch.sum(...)``, ``F.softmax(...)``, ``torch.linalg.norm(...)``: a module's function."""
+    value = func.value if isinstance(func, ast.Attribute) else None
+    while isinstance(value, ast.Attribute):
+        value = value.value
+    return isinstance(value, ast.Name) and value.id in _MODULES
+
+
+class _Usage(ast.NodeVisitor):
+    """Votes for each parameter's kind from how a function body uses it."""
+
+    def __init__(self, names, evidence):
+        self.names = set(names)
+        self.ev = evidence
+        self.tensor_attrs = frozenset(dir(torch.Tensor))
+
+    def _param(self, node):
+        return node.id if isinstance(node, ast.Name) and node.id in self.names else None
+
+    def visit_keyword(self, node):
+        p = self._param(node.value)
+        if p and node.arg:
+            if node.arg in _INT_KEYWORDS:
+                self.ev.vote(p, INT, 3)
+            elif node.arg in _NUMBER_KEYWORDS:
+                self.ev.vote(p, FLOAT, 2)
+        self.generic_visit(node)
+
+    def visit_Call(self, node):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else None)
+        callee = self._param(func)
+        if callee:
+            self.ev.vote(callee, CALLABLE, 5)
+        if name == "range":
+            for a in node.args:
+                p = self._param(a)
+                if p:
+                    self.ev.vote(p, INT, 4)
+        elif name in ("int",):
+            for a in node.args:
+                p = self._param(a)
+                if p:
+                    self.ev.vote(p, INT, 1)
+        elif name in ("float",):
+            for a in node.args:
+                p = self._param(a)
+                if p:
+                    self.ev.vote(p, FLOAT, 1)
+        elif name in ("len", "list", "tuple", "enumerate", "zip"):
+            for a in node.args:
+                p = self._param(a)
+                if p:
+                    self.ev.vote(p, SEQUENCE, 2)
+        elif name in ("size", "narrow", "select", "unsqueeze", "squeeze", "flip", "movedim", "transpose",
+                      "softmax", "log_softmax", "cumsum", "cumprod", "sum", "mean", "argmax", "argmin",
+                      "max", "min", "norm", "logsumexp", "topk", "sort", "argsort", "chunk", "split",
+                      "roll", "repeat_interleave", "flatten", "amax", "amin", "prod", "std", "var"):
+            # x.size(p), x.sum(p), torch.topk(x, p): a dim or a count
+            args = node.args[1:] if _module_call(func) or isinstance(func, ast.Name) else node.args
+            for a in args:
+                p = self._param(a)
+                if p:
+                    self.ev.vote(p, INT, 3)
+        index_at = _INDEX_METHODS.get(name) if name else None
+        if index_at is not None:
+            args = list(node.args)
+            if isinstance(func, ast.Attribute) and name in ("gather", "scatter", "scatter_add", "scatter_reduce",
+                                                            "index_select", "index_add", "index_copy",
+                                                            "index_fill", "take_along_dim", "take"):
+                if not _module_call(func):
+                    index_at -= 1  # x.gather(dim, index): one positional argument fewer
+                    if name == "take":
+                        index_at = 0
+            if 0 <= index_at < len(args):
+                p = self._param(args[index_at])
+                if p:
+                    self.ev.vote(p, INDEX, 5)
+            for kw in node.keywords:
+                if kw.arg in ("index", "target", "indices"):
+                    p = self._param(kw.value)
+                    if p:
+                        self.ev.vote(p, INDEX, 5)
+        if _module_call(func) and node.args:
+            p = self._param(node.args[0])
+            if p and index_at != 0:
+                self.ev.vote(p, TENSOR, 2)
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        p = self._param(node.value)
+        if p:
+            if node.attr in self.tensor_attrs:
+                self.ev.vote(p, TENSOR, 3)
+            elif not node.attr.startswith("__"):
+                self.ev.vote(p, OBJECT, 2)
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node):
+        p = self._param(node.slice)
+        if p:
+            value = node.value
+            if isinstance(value, ast.Attribute) and value.attr == "shape":
+                self.ev.vote(p, INT, 4)
+            else:
+                self.ev.vote(p, INDEX, 1)
+        for elt in getattr(node.slice, "elts", []) or []:
+            q = self._param(elt)
+            if q:
+                self.ev.vote(q, INT, 1)
+        if isinstance(node.slice, ast.Slice):
+            for bound in (node.slice.lower, node.slice.upper, node.slice.step):
+                q = self._param(bound) if bound is not None else None
+                if q:
+                    self.ev.vote(q, INT, 3)
+        self.generic_visit(node)
+
+    def visit_Compare(self, node):
+        operands = [node.left] + list(node.comparators)
+        for i, op in enumerate(node.ops):
+            left, right = operands[i], operands[i + 1]
+            for a, b in ((left, right), (right, left)):
+                p = self._param(a)
+                if not p:
+                    continue
+                if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(b, ast.Constant) and b.value is None:
+                    self.ev.vote(p, NONE, 1)
+                elif isinstance(b, ast.Constant) and isinstance(b.value, str):
+                    self.ev.vote(p, STR, 5)
+                    self.ev.literals.setdefault(p, []).append(b.value)
+                elif isinstance(b, (ast.Tuple, ast.List, ast.Set)) and isinstance(op, (ast.In, ast.NotIn)):
+                    strs = [e.value for e in b.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                    if strs:
+                        self.ev.vote(p, STR, 5)
+                        self.ev.literals.setdefault(p, []).extend(strs)
+                elif isinstance(b, ast.Constant) and isinstance(b.value, bool):
+                    self.ev.vote(p, BOOL, 2)
+                elif isinstance(b, ast.Constant) and isinstance(b.value, (int, float)):
+                    self.ev.vote(p, FLOAT if isinstance(b.value, float) else INT, 1)
+        self.generic_visit(node)
+
+    def _truth(self, node):
+        p = self._param(node)
+        if p:
+            self.ev.vote(p, BOOL, 2)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            self._truth(node.operand)
+        elif isinstance(node, ast.BoolOp):
+            for v in node.values:
+                self._truth(v)
+
+    def visit_If(self, node):
+        self._truth(node.test)
+        self.generic_visit(node)
+
+    def visit_IfExp(self, node):
+        self._truth(node.test)
+        self.generic_visit(node)
+
+    def visit_While(self, node):
+        self._truth(node.test)
+        self.generic_visit(node)
+
+    def visit_For(self, node):
+        p = self._param(node.iter)
+        if p:
+            self.ev.vote(p, SEQUENCE, 3)
+        self.generic_visit(node)
+
+    def visit_Starred(self, node):
+        p = self._param(node.value)
+        if p:
+            self.ev.vote(p, SEQUENCE, 3)
+        self.generic_visit(node)
+
+
+def _none_gradient_positions(backward):
+    """Positions whose gradient every return statement of backward gives as a literal None."""
+    tree = _source_tree(backward)
+    if tree is None:
+        return set(), None
+    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None]
+    if not returns:
+        return set(), None
+    positions = None
+    width = None
+    for r in returns:
+        elts = r.value.elts if isinstance(r.value, ast.Tuple) else [r.value]
+        if any(isinstance(e, ast.Starred) for e in elts):
+            return set(), None
+        here = set(i for i, e in enumerate(elts) if isinstance(e, ast.Constant) and e.value is None)
+        positions = here if positions is None else positions & here
+        width = len(elts) if width is None else max(width, len(elts))
+    return positions or set(), width
+
+
+# -- annotations --------------------------------------------------------------------------
+
+
+def _annotation_kind(ann):
+    """(kind, optional) from an annotation, or (None, False) when it says nothing."""
+    if ann is inspect.Parameter.empty:
+        return None, False
+    if isinstance(ann, str):
+        s = ann.replace(" ", "").replace("typing.", "")
+        optional = s.startswith("Optional[") or "|None" in s or "None|" in s
+        core = s[len("Optional["):-1] if s.startswith("Optional[") else s.replace("|None", "").replace("None|", "")
+        table = {"Tensor": TENSOR, "torch.Tensor": TENSOR, "int": INT, "float": FLOAT, "bool": BOOL, "str": STR,
+                 "None": NONE}
+        if core in table:
+            return table[core], optional
+        if core.startswith(("List[", "Tuple[", "Sequence[", "list[", "tuple[")):
+            return SEQUENCE, optional
+        if core.startswith(("Callable", "callable")):
+            return CALLABLE, optional
+        if core.startswith("Literal["):
+            return STR, optional
+        return None, optional
+    if ann is torch.Tensor:
+        return TENSOR, False
+    if ann in (int, float, bool, str):
+        return {int: INT, float: FLOAT, bool: BOOL, str: STR}[ann], False
+    if ann is type(None):
+        return NONE, True
+    args = getattr(ann, "__args__", None) or ()
+    origin = getattr(ann, "__origin__", None)
+    if args and type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1:
+            kind, _ = _annotation_kind(rest[0])
+            return kind, True
+    if origin in (list, tuple) or str(origin).endswith(("Sequence", "Iterable")):
+        return SEQUENCE, False
+    if str(getattr(origin, "__name__", origin)).endswith("Literal") or str(ann).startswith("typing.Literal"):
+        return STR, False
+    if getattr(origin, "__name__", "") == "Callable" or str(ann).startswith(("typing.Callable", "collections.abc.Callable")):
+        return CALLABLE, False
+    return None, False
+
+
+def _literal_values(ann):
+    vals = [a for a in (getattr(ann, "__args__", None) or ()) if isinstance(a, str)]
+    if vals:
+        return vals
+    if isinstance(ann, str) and "Literal[" in ann:
+        try:
+            inner = ast.parse(ann.split("Literal", 1)[1], mode="eval").body
+            elts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            return [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        except Exception:
+            return []
+    return []
+
+
+# -- names ------------------------------------------------------------------------------
+
+
+def _name_kind(name):
+    low = name.lower()
+    if low in _DIM_NAMES or low.endswith("_dim") or low.endswith("_axis"):
+        return INT
+    if low in _INDEX_NAMES:
+        return INDEX
+    if low in _MASK_NAMES:
+        return MASK
+    if low in _INT_NAMES or low.startswith(("num_", "n_")):
+        return INT
+    if low in _FLOAT_NAMES or low.endswith(("_eps", "_tol")):
+        return FLOAT
+    if low in _BOOL_NAMES or low.startswith(_BOOL_PREFIXES):
+        return BOOL
+    if low in _STR_NAMES or low.endswith("_mode"):
+        return STR
+    return None
+
+
+def int_candidates(name):
+    low = name.lower()
+    if low in _DIM_NAMES or low.endswith(("_dim", "_axis")):
+        return [-1, 1, 0]
+    if low in ("n_iter", "niter", "iters", "iterations", "max_iter", "num_iter", "steps") or "iter" in low:
+        return [50, 10]
+    if low in ("groups",):
+        return [1]
+    if low in ("stride", "dilation"):
+        return [1, 2]
+    if low in ("padding",):
+        return [0, 1]
+    return [2, 1, 3]
+
+
+def float_candidates(name):
+    low = name.lower()
+    if low in ("eps", "epsilon", "tol", "gradient_eps", "grad_eps") or low.endswith(("_eps", "_tol")):
+        return [1e-6, 1e-3]
+    if low in ("alpha",):
+        return [1.5, 0.5, 2.0]
+    if low in ("temperature", "tau", "temp", "sigma", "scale"):
+        return [0.7, 1.0]
+    if low in ("p",):
+        return [2.0]
+    return [0.7, 1.5, 0.3, 2.0]
+
+
+# -- putting it together ------------------------------------------------------------------
+
+
+def value_parameters(fn, fclass):
+    """[inspect.Parameter] that take the values passed to fn (no ctx), or None."""
+    try:
+        if fclass is not None:
+            params = list(inspect.signature(fclass.forward).parameters.values())
+            if not uses_setup_context(fclass) and params:
+                params = params[1:]
+            return params
+        return list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+
+
+def infer(fn, fclass):
+    """[Param] for the positional parameters of ``fn`` (keyword-only ones keep defaults)."""
+    params = value_parameters(fn, fclass)
+    if params is None:
+        return None
+    forward = fclass.forward if fclass is not None else fn
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [p.name for p in params]
+    evidence = Evidence()
+    tree = _source_tree(forward)
+    if tree is not None:
+        _Usage(names, evidence).visit(tree)
+    no_grad = set()
+    if fclass is not None and _defined_in_user_class(fclass, "backward"):
+        none_at, _width = _none_gradient_positions(fclass.backward)
+        no_grad = set(positional[i].name for i in none_at if i < len(positional))
+    out = []
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        out.append(_decide(p, evidence, p.name in no_grad))
+    return out
+
+
+def _defined_in_user_class(fclass, name):
+    for klass in getattr(fclass, "__mro__", ()):
+        if name in vars(klass):
+            return not klass.__module__.startswith("torch.")
+    return False
+
+
+def _decide(p, evidence, no_grad):
+    ann_kind, optional = _annotation_kind(p.annotation)
+    ev_kind, strength = evidence.best(p.name)
+    literals = evidence.literals.get(p.name, []) + _literal_values(p.annotation)
+    has_default = p.default is not p.empty
+    if p.kind == p.KEYWORD_ONLY:
+        param = Param(p.name, DEFAULT, [p.default], why="keyword-only, default")
+        param.keyword_only = True
+        if not has_default:
+            param.kind, param.why = OBJECT, "keyword-only without a default"
+        return param
+    if has_default and not (ann_kind == TENSOR or (p.default is None and ev_kind in (TENSOR, INDEX, MASK)
+                                                    and strength >= 3 and not no_grad)):
+        return Param(p.name, DEFAULT, [p.default], why="default %r" % (p.default,))
+    kind, why = None, ""
+    if ann_kind is not None:
+        kind, why = ann_kind, "annotation"
+    elif ev_kind in UNSUPPORTED + (STR, INDEX) and strength >= 2:
+        kind, why = ev_kind, "used as %s in forward" % ev_kind
+    elif ev_kind in (INT, FLOAT, BOOL) and strength >= 3:
+        kind, why = ev_kind, "used as %s in forward" % ev_kind
+    elif ev_kind == TENSOR and strength >= 2:
+        kind, why = TENSOR, "used as a tensor in forward"
+    if kind is None:
+        named = _name_kind(p.name)
+        if named is not None and not (named in (INT, FLOAT, BOOL, STR) and ev_kind == TENSOR and strength >= 2):
+            kind, why = named, "its name"
+        elif ev_kind is not None and strength >= 1 and ev_kind != NONE:
+            kind, why = ev_kind, "used as %s in forward" % ev_kind
+        else:
+            kind, why = TENSOR, "no other evidence"
+    if kind == TENSOR and no_grad:
+        why += "; backward returns None for it"
+    param = Param(p.name, kind, why=why, optional=optional or (ev_kind == NONE))
+    param.requires_grad = kind == TENSOR and not no_grad
+    if kind == INT:
+        param.candidates = int_candidates(p.name)
+    elif kind == FLOAT:
+        param.candidates = float_candidates(p.name)
+    elif kind == BOOL:
+        param.candidates = [False, True]
+    elif kind == STR:
+        param.candidates = list(dict.fromkeys(literals))
+    elif kind == NONE:
+        param.candidates = [None]
+    if param.optional and kind not in (NONE,):
+        param.candidates.append(None)
+    return param

@@ -1,0 +1,104 @@
+"""The function under check, with its inputs, ready to be called again and again.
+
+Every check works on fresh copies of the same base inputs. Low-precision inputs are
+promoted to float64/complex128 copies (gradcheck needs double precision); the
+``as_written`` check re-runs a call site with the original dtypes.
+"""
+
+import torch
+
+from .outcome import Outcome
+from .tensors import is_tensor, preview, promotion_map
+
+
+class Subject(object):
+    def __init__(self, fn, fclass, base, infos, grad_outputs, opts, reporter):
+        self.fn = fn
+        self.fclass = fclass
+        self.base = base
+        self.infos = infos
+        self.in_names = [inf["name"] for inf in infos]
+        self.grad_pos = [i for i, v in enumerate(base) if is_tensor(v) and v.requires_grad]
+        self.go_base = grad_outputs
+        self.opts = opts
+        self.reporter = reporter
+        # filled in by the forward check
+        self.out_count = None
+        self.diff_out = []
+        self.out_names = []
+
+    def fresh(self):
+        return tuple(
+            v.detach().clone().requires_grad_(v.requires_grad)
+            if is_tensor(v) and (v.is_floating_point() or v.is_complex()) else
+            (v.clone() if is_tensor(v) else v)
+            for v in self.base
+        )
+
+    def call(self, inputs):
+        torch.manual_seed(self.opts["seed"])
+        return self.fn(*inputs)
+
+
+def prepare(fn, fclass, names, raw, source, opts, reporter, synth=None, grad_outputs=None, notes=None):
+    """A Subject for ``fn`` at ``raw`` inputs (promoted, detached copies)."""
+    promote = bool(opts["promote"])
+    promo = promotion_map()
+    base = []
+    infos = []
+    for i, v in enumerate(raw):
+        name = names[i] if i < len(names) else "input%d" % i
+        if is_tensor(v):
+            dt = v.dtype
+            new = v.detach()
+            promoted_from = None
+            if promote and dt in promo:
+                new = new.to(promo[dt])
+                promoted_from = str(dt).replace("torch.", "")
+            differentiable = new.is_floating_point() or new.is_complex()
+            new = new.clone().requires_grad_(v.requires_grad) if differentiable else new.clone()
+            base.append(new)
+            info = {
+                "index": i, "name": name, "kind": "tensor", "shape": list(v.shape),
+                "dtype": str(new.dtype).replace("torch.", ""), "requires_grad": bool(v.requires_grad),
+                "promoted_from": promoted_from, "preview": preview(v), "source": source,
+                "device": str(v.device),
+            }
+            if v.layout != torch.strided:
+                info["layout"] = str(v.layout).replace("torch.", "")
+            if synth is not None:
+                info["seed"] = synth["seed"]
+            infos.append(info)
+        else:
+            base.append(v)
+            r = repr(v)
+            infos.append({"index": i, "name": name, "kind": "value", "repr": r[:80] + ("…" if len(r) > 80 else ""),
+                          "type": type(v).__name__, "source": source})
+    if source == "expression" and not any(is_tensor(v) and v.requires_grad for v in base):
+        # declared inputs are values to check at; a declaration that leaves requires_grad
+        # out means "differentiate with respect to the floating-point tensors"
+        for i, v in enumerate(base):
+            if is_tensor(v) and (v.is_floating_point() or v.is_complex()):
+                v.requires_grad_(True)
+                infos[i]["requires_grad"] = True
+        if notes is not None:
+            notes.append("the declared inputs did not require grad: every floating-point tensor was made "
+                         "to require grad for the check")
+    go_base = None
+    if grad_outputs is not None:
+        go_base = []
+        for g in (grad_outputs if isinstance(grad_outputs, (tuple, list)) else (grad_outputs,)):
+            if is_tensor(g):
+                g2 = g.detach()
+                if promote and g2.dtype in promo:
+                    g2 = g2.to(promo[g2.dtype])
+                go_base.append(g2.clone().requires_grad_(g.requires_grad))
+            else:
+                go_base.append(g)
+        go_base = tuple(go_base)
+    subject = Subject(fn, fclass, tuple(base), infos, go_base, opts, reporter)
+    if not subject.grad_pos:
+        raise Outcome("error", "bad_inputs",
+                      "✗ no input requires grad: gradcheck needs at least one floating-point input "
+                      "tensor with requires_grad=True")
+    return subject

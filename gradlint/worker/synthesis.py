@@ -1,0 +1,334 @@
+"""Inputs for a target that has no declaration and no call site: made from its signature.
+
+``params.infer`` says what each parameter takes. The search then tries input sets until
+forward accepts one and returns finite values: scalar values (each parameter's candidates,
+one change at a time), tensor shapes (2-D with unequal sizes first, so that ``dim=0`` and
+``dim=-1`` differ; then matmul chains, 3-D, 1-D, square, scalars...), and value domains
+(signed values away from 0 and ±1; positive; in (0, 1); on the simplex; unit norm;
+symmetric positive definite) when forward fails on a domain error or returns NaN/inf.
+
+The winning ``Recipe`` can make more draws of the same kind (another seed), or move to
+another domain (e.g. small values, when the Jacobian at the first draw is all zero).
+"""
+
+import time
+
+import torch
+
+from . import params as P
+from .outcome import Outcome, is_memory_error
+from .tensors import as_tuple, away_from_zero, is_tensor
+from .text import exc_text, first_line
+
+MAX_ATTEMPTS = 240
+MAX_SECONDS = 20.0
+DOMAINS = ("signed", "small", "positive", "unit", "simplex", "unit_norm", "spd")
+_DOMAIN_WORDS = ("positive", "domain", "cholesky", "singular", "invertible", "nan", "inf", "invalid value",
+                 "linalg", "negative", "must be >", "must be non", "out of bounds", "sqrt", "log")
+# exceptions no input can avoid: a bug in the code, not a bad guess of inputs
+_CODE_BUGS = (NameError, UnboundLocalError, ImportError, SyntaxError, ZeroDivisionError)
+
+
+def _shape_strategies(n):
+    """Shapes for n tensor parameters, in the order they are tried."""
+    chain = [(3, 4), (4, 5), (5, 2), (2, 3), (3, 6), (6, 2)]
+    out = [
+        [(3, 4)] * n,
+        [chain[i % len(chain)] for i in range(n)],
+        [(2, 3, 4)] * n,
+        [(4,)] * n,
+        [(3, 4)] + [(4,)] * (n - 1),
+        [(3, 4)] + [()] * (n - 1),
+        [(4, 4)] * n,
+        [(2, 4, 4)] * n,
+        [(3, 3)] * n,
+        [(2, 3)] * n,
+        [(2, 4)] * n,
+        [(2, 6)] * n,
+        [(2, 7)] * n,
+        [(2, 3, 4, 5)] * n,
+        [(1, 3, 8, 8)] * n,
+        [(2, 3, 8)] * n,
+        [()] * n,
+    ]
+    seen, unique = set(), []
+    for s in out:
+        key = tuple(s)
+        if key not in seen:
+            seen.add(key)
+            unique.append(s)
+    return unique
+
+
+def domain_values(shape, gen, domain):
+    """float64 values of a domain, shaped ``shape``."""
+    v = away_from_zero(shape, gen)
+    if domain == "signed":
+        return v
+    if domain == "small":
+        return 0.1 * v
+    if domain == "positive":
+        return v.abs()
+    if domain == "unit":
+        return 0.2 + 0.6 * torch.rand(shape, generator=gen, dtype=torch.float64)
+    if domain == "simplex":
+        p = v.abs()
+        return p / p.sum(dim=-1, keepdim=True) if len(shape) else p
+    if domain == "unit_norm":
+        return v / v.norm(dim=-1, keepdim=True) if len(shape) else v.sign()
+    if domain == "spd":
+        if len(shape) >= 2 and shape[-1] == shape[-2]:
+            n = shape[-1]
+            a = v / (n ** 0.5)
+            return a @ a.transpose(-1, -2) + torch.eye(n, dtype=torch.float64)
+        return v.abs()
+    raise ValueError(domain)
+
+
+class Recipe(object):
+    """One way to make inputs: scalar values, shapes and a domain; ``make(seed)`` draws."""
+
+    def __init__(self, params, values, shapes, domain, index_variant=0):
+        self.params = params
+        self.values = values  # name -> value for non-tensor parameters
+        self.shapes = shapes  # shapes of the TENSOR parameters, in order
+        self.domain = domain
+        self.index_variant = index_variant
+
+    def with_domain(self, domain):
+        return Recipe(self.params, self.values, self.shapes, domain, self.index_variant)
+
+    def make(self, seed):
+        gen = torch.Generator().manual_seed(seed)
+        args = []
+        shapes = iter(self.shapes)
+        first = None
+        for p in self.params:
+            if p.kind == P.DEFAULT:
+                if not p.keyword_only:
+                    args.append(p.candidates[0])  # positional: passed explicitly, shown in the report
+                continue
+            if p.kind == P.TENSOR:
+                t = domain_values(next(shapes), gen, self.domain if p.requires_grad else "signed")
+                if first is None:
+                    first = t
+                args.append(t.requires_grad_(p.requires_grad))
+            elif p.kind == P.INDEX:
+                args.append(_index_tensor(first, gen, self.index_variant))
+            elif p.kind == P.MASK:
+                base = first if first is not None else torch.zeros(3, 4)
+                m = torch.rand(base.shape, generator=gen) < 0.7
+                if m.numel():
+                    m.view(-1)[0] = True
+                args.append(m)
+            else:
+                args.append(self.values[p.name])
+        return tuple(args)
+
+    def info(self, seed):
+        return {
+            "seed": seed,
+            "shapes": [list(s) for s in self.shapes],
+            "domain": self.domain,
+            "values": dict((k, repr(v)) for k, v in self.values.items()),
+            "params": [p.describe() for p in self.params],
+        }
+
+
+def _index_tensor(first, gen, variant):
+    if first is None or first.dim() == 0:
+        return torch.randint(0, 3, (3,), generator=gen)
+    n = first.shape[-1]
+    shape = tuple(first.shape[:-1]) if variant == 0 else tuple(first.shape)
+    return torch.randint(0, n, shape, generator=gen)
+
+
+def _scalar_assignments(params):
+    """Values for the non-tensor parameters: the first candidates, then one change at a time."""
+    chosen = [p for p in params if p.kind in (P.INT, P.FLOAT, P.BOOL, P.STR, P.NONE)]
+    base = dict((p.name, p.candidates[0]) for p in chosen if p.candidates)
+    yield dict(base)
+    for p in chosen:
+        for value in p.candidates[1:]:
+            alt = dict(base)
+            alt[p.name] = value
+            yield alt
+
+
+def _finite(out):
+    for o in as_tuple(out):
+        if is_tensor(o) and (o.is_floating_point() or o.is_complex()) and o.numel():
+            if not bool(torch.isfinite(o.detach() if o.layout == torch.strided else o.detach().to_dense()).all()):
+                return False
+    return True
+
+
+def _responds(fn, args, out, seed):
+    """Do the outputs move when every differentiable input moves a little?"""
+    moved = []
+    for a in args:
+        if is_tensor(a) and a.requires_grad and a.layout == torch.strided:
+            with torch.no_grad():
+                step = 1e-3 * max(float(a.abs().max()) if a.numel() else 1.0, 1e-3)
+                moved.append(a.detach() + step * torch.linspace(0.5, 1.5, a.numel(), dtype=a.dtype).reshape(a.shape))
+        else:
+            moved.append(a)
+    if len(moved) == len(args) and all(m is a for m, a in zip(moved, args)):
+        return True
+    torch.manual_seed(seed)
+    again = as_tuple(fn(*moved))
+    before = as_tuple(out)
+    for x, y in zip(before, again):
+        if is_tensor(x) and is_tensor(y) and x.shape == y.shape and (x.is_floating_point() or x.is_complex()):
+            if bool(((x.detach() - y.detach()).abs() > 1e-12).any()):
+                return True
+    return False
+
+
+def _looks_like_domain(exc):
+    text = str(exc).lower()
+    return isinstance(exc, ValueError) or any(w in text for w in _DOMAIN_WORDS)
+
+
+def _unsupported(params):
+    for p in params:
+        if p.kind in P.UNSUPPORTED or (p.kind == P.STR and not p.candidates):
+            what = {P.CALLABLE: "it is called in forward", P.OBJECT: "forward uses attributes a tensor does not have",
+                    P.SEQUENCE: "forward iterates over it", P.STR: "a string, compared with no literal"}[p.kind]
+            return p, what
+    return None, None
+
+
+def synthesize(fn, fclass, spec, opts, reporter):
+    """(args, info, recipe) for ``fn``, or an Outcome (no_inputs, or the code's own bug)."""
+    params = P.infer(fn, fclass)
+    if params is None:
+        raise Outcome("no_inputs", None,
+                      "cannot read the signature of the target; declare inputs with `# gradlint: inputs=...`")
+    bad, what = _unsupported(params)
+    if bad is not None:
+        raise Outcome("no_inputs", None,
+                      "cannot make a value for `%s` (%s); declare inputs with `# gradlint: inputs=...`"
+                      % (bad.name, what), synthesis={"params": [p.describe() for p in params]})
+    seed = int(spec.get("seed", opts["seed"]))
+    n_t = sum(1 for p in params if p.kind == P.TENSOR)
+    if n_t and not any(p.requires_grad for p in params):
+        for p in params:  # every tensor gets None from backward: still check the first
+            if p.kind == P.TENSOR:
+                p.requires_grad = True
+                break
+    shapes = spec.get("shapes")
+    if shapes:
+        if len(shapes) != n_t:
+            raise Outcome("error", "bad_request",
+                          "✗ bad request: %d shapes given for %d tensor parameters" % (len(shapes), n_t))
+        strategies = [[tuple(s) for s in shapes]]
+    else:
+        strategies = _shape_strategies(n_t) if n_t else [[]]
+    search = _Search(fn, params, opts, reporter)
+    recipe = search.run(strategies, seed)
+    if recipe is None:
+        raise search.failure()
+    args = recipe.make(seed)
+    info = recipe.info(seed)
+    info["attempts"] = search.attempts
+    return args, info, recipe
+
+
+class _Search(object):
+    def __init__(self, fn, params, opts, reporter):
+        self.fn = fn
+        self.params = params
+        self.opts = opts
+        self.reporter = reporter
+        self.attempts = 0
+        self.errors = []  # (exception, "Type: first line")
+        self.nonfinite = 0
+        self.vacuous = None  # the first recipe forward accepts, though its outputs do not move
+        self.started = time.monotonic()
+
+    def exhausted(self):
+        return self.attempts >= MAX_ATTEMPTS or time.monotonic() - self.started > MAX_SECONDS
+
+    def run(self, strategies, seed):
+        variants = (0, 1) if any(p.kind == P.INDEX for p in self.params) else (0,)
+        for values in _scalar_assignments(self.params):
+            for shapes in strategies:
+                for variant in variants:
+                    recipe = self.try_domains(values, shapes, variant, seed)
+                    if recipe is not None:
+                        return recipe
+                    if self.exhausted():
+                        return self.vacuous
+        return self.vacuous
+
+    def try_domains(self, values, shapes, variant, seed):
+        for domain in DOMAINS:
+            recipe = Recipe(self.params, values, shapes, domain, variant)
+            verdict = self.try_recipe(recipe, seed)
+            if verdict == "ok":
+                return recipe
+            if verdict == "vacuous" and self.vacuous is None:
+                self.vacuous = recipe  # forward works but nothing moves: keep looking
+            if verdict == "shape" or self.exhausted():
+                return None
+        return None
+
+    def try_recipe(self, recipe, seed):
+        """ "ok", "domain" (try another domain) or "shape" (try another shape)."""
+        self.attempts += 1
+        try:
+            args = recipe.make(seed)
+            torch.manual_seed(self.opts["seed"])
+            out = self.fn(*args)
+        except Exception as e:
+            if is_memory_error(e):
+                raise self.reporter.user_exception(e, "forward")
+            self.errors.append((e, "%s: %s" % (type(e).__name__, first_line(exc_text(e, 300)))))
+            return "domain" if _looks_like_domain(e) else "shape"
+        if not _finite(out):
+            self.nonfinite += 1
+            return "domain"
+        try:
+            if not _responds(self.fn, args, out, self.opts["seed"]):
+                return "vacuous"
+        except Exception:
+            pass  # forward failed on perturbed inputs: keep this input set, the checks will tell
+        return "ok"
+
+    def failure(self):
+        """The Outcome when no input set worked."""
+        if self.errors:
+            texts = [t for _e, t in self.errors]
+            first_exc = self.errors[0][0]
+            same = len(set(texts)) == 1 and len(texts) > 1
+            if same and isinstance(first_exc, _CODE_BUGS + (AttributeError,)) and not _abstract(first_exc):
+                oc = self.reporter.user_exception(first_exc, "forward")
+                oc.extra["synthesis"] = {"attempts": self.attempts, "params": [p.describe() for p in self.params]}
+                return oc
+            if _abstract(first_exc):
+                return Outcome("no_inputs", None,
+                               "abstract Function: forward needs `%s`, which only subclasses define"
+                               % _missing_attribute(first_exc))
+            last = texts[-1]
+        else:
+            last = "forward returned NaN or inf for every input set"
+        return Outcome(
+            "no_inputs", None,
+            "no synthesized inputs worked (%d tried; last: %s); declare inputs with `# gradlint: inputs=...`"
+            % (self.attempts, last[:160]),
+            "\n".join(sorted(set(t for _e, t in self.errors)))[:4000] or None,
+            synthesis={"attempts": self.attempts, "params": [p.describe() for p in self.params]},
+        )
+
+
+def _abstract(exc):
+    return isinstance(exc, (AttributeError, NotImplementedError)) and (
+        "type object" in str(exc) or isinstance(exc, NotImplementedError))
+
+
+def _missing_attribute(exc):
+    text = str(exc)
+    if "attribute '" in text:
+        return text.split("attribute '", 1)[1].split("'", 1)[0]
+    return "an implementation"

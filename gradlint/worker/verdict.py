@@ -1,0 +1,117 @@
+"""The run's conclusion from its check records.
+
+- The first failing check decides, in plan order, with three exceptions:
+- gradcheck is judged over all input draws: it fails when most draws fail; when draws
+  disagree the run is **inconclusive** (a point near a kink or an unstable region),
+  unless only kinks failed;
+- a gradgradcheck failure after first-order gradients matched is a **warning** (⚠ not
+  twice differentiable), a failure only with ``strict`` or when the call site itself
+  asked for gradgradcheck;
+- a passing gradcheck where no output moves when the inputs move is **inconclusive**
+  (vacuous), never a pass.
+"""
+
+from .outcome import Outcome
+
+_KINK = "non_differentiable_point"
+
+
+def apply_outcome(result, oc):
+    result["status"] = oc.status
+    result["verdict"] = oc.verdict
+    result["summary"] = oc.summary
+    result["message"] = oc.message
+    for k, v in oc.extra.items():
+        result[k] = v
+
+
+def _outcome_of(rec):
+    oc = rec.get("_outcome")
+    if oc is None:
+        oc = Outcome(rec["status"], rec.get("verdict"), rec.get("message") or rec["name"])
+    return oc
+
+
+def _draws(records):
+    return [r for r in records if r["name"] == "gradcheck" or r["name"].startswith("gradcheck (draw")]
+
+
+def _decide(result, rec, note=None):
+    apply_outcome(result, _outcome_of(rec))
+    result["failed_check"] = rec["name"]
+    if note:
+        result["notes"].append(note)
+
+
+def _strip(summary):
+    return summary[2:] if summary[:2] in ("✗ ", "✓ ", "⚠ ") else summary
+
+
+def conclude(result, records, opts):
+    variant = (result.get("target") or {}).get("variant")
+    draws = _draws(records)
+    failed = [d for d in draws if d["status"] == "fail"]
+    second_order = None
+    for rec in records:
+        if rec["status"] not in ("fail", "error") or rec["name"].startswith("gradcheck (draw"):
+            continue
+        if rec["name"] == "gradcheck" and rec["status"] == "fail" and len(draws) > 1:
+            break  # judged over the draws below
+        if rec["name"] == "gradgradcheck" and rec["status"] == "fail" and variant != "gradgradcheck" \
+                and not opts.get("strict"):
+            second_order = second_order or rec
+            continue
+        _decide(result, rec)
+        return
+    if failed and len(draws) > 1:
+        note = "gradcheck failed on %d of %d input draws" % (len(failed), len(draws))
+        if 2 * len(failed) > len(draws):
+            _decide(result, failed[0], note)
+            return
+        if not all(d.get("verdict") == _KINK for d in failed):
+            first = failed[0]
+            result.update(status="inconclusive", verdict="draw_dependent", failed_check=first["name"],
+                          summary="⚠ inconclusive: gradcheck fails on %d of %d input draws (%s)"
+                                  % (len(failed), len(draws), _strip(first.get("message") or "")),
+                          message="The gradients match at some draws of the inputs and not at others: the failing "
+                                  "draw is probably near a kink or an unstable region. Check with inputs away from "
+                                  "it (declare them with `# gradlint: inputs=...`).")
+            result["location"] = _outcome_of(first).extra.get("location")
+            result["notes"].append(note)
+            return
+        result["notes"].append(note + " (at a kink); the others pass")
+    sensitivity = next((r for r in records if r["name"] == "sensitivity" and r["status"] == "pass"), None)
+    gradcheck_passed = any(d["status"] == "pass" for d in draws)
+    if sensitivity is not None and gradcheck_passed and not sensitivity["details"].get("responds_to"):
+        result.update(status="inconclusive", verdict="vacuous",
+                      summary="⚠ inconclusive: no output moves when the inputs move here, so gradcheck passes "
+                              "vacuously",
+                      message="The Jacobian is zero at these inputs (e.g. a projection whose output is one-hot, "
+                              "or saturated values), so the check proves nothing. Check at inputs where the "
+                              "function is not flat (declare them with `# gradlint: inputs=...`).")
+        return
+    result["status"] = "pass"
+    result["verdict"] = "ok"
+    ran = [c["name"] for c in records if c["status"] == "pass" and c["name"] in ("gradcheck", "gradgradcheck", "forward_ad")]
+    n_draws = sum(1 for d in draws if d["status"] == "pass")
+    if n_draws > 1 and "gradcheck" in ran:
+        ran[ran.index("gradcheck")] = "gradcheck ×%d draws" % n_draws
+    n_t = sum(1 for i in result["inputs"] if i.get("kind") == "tensor")
+    dts = sorted(set(i["dtype"] for i in result["inputs"] if i.get("kind") == "tensor"))
+    result["summary"] = "✓ gradients match: %s (%d input%s, %s)" % (
+        ", ".join(ran) if ran else "no checks", n_t, "" if n_t == 1 else "s", "/".join(dts))
+    if sensitivity is not None and sensitivity["details"].get("insensitive"):
+        result["notes"].append("no output moves with %s at these inputs: its gradient is checked only where it "
+                               "is zero" % ", ".join(sensitivity["details"]["insensitive"]))
+    for c in records:
+        if c["status"] == "skipped" and c.get("verdict") == "not_twice_differentiable":
+            result["notes"].append("second-order gradients not checked: backward is @once_differentiable")
+    if second_order is not None:
+        oc = _outcome_of(second_order)
+        result.update(status="warning", verdict=second_order.get("verdict") or "not_twice_differentiable",
+                      failed_check="gradgradcheck",
+                      summary="⚠ first-order gradients match; gradgradcheck fails: %s" % _strip(oc.summary),
+                      message=(oc.message or "") + " Second order fails the run only with --strict (or when "
+                              "the call itself is a gradgradcheck); mark backward @once_differentiable if double "
+                              "backward is not supported.")
+        result["location"] = oc.extra.get("location")

@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+"""Measure `gradlint run` on real published autograd Functions, as a new user would.
+
+For each pinned PyPI release below (downloaded into a cache outside the repository by
+the same code as ``real_code_accuracy.py``; nothing is committed), this script:
+
+1. copies the release into a scratch checkout and runs ``gradlint run . --format json``
+   from inside it, with no declarations, in an interpreter that has torch 2.13 and the
+   package's runtime dependencies (a venv the script makes in the cache);
+2. counts, over the autograd Functions it finds: passed, failed (a ✗ on a correct
+   Function is a false alarm), inconclusive, skipped — and the same for gradcheck calls;
+3. makes wrong-backward mutants of every Function (the first returned gradient scaled by
+   2 or negated, the first two returned gradients swapped, the gradient replaced by
+   zeros) and runs each with ``gradlint run FILE::Class``: how many could be run, and
+   how many of those were reported as a gradient failure.
+
+Functions whose backward is deliberately not the derivative of forward (straight-through
+estimators, gradient rerouting) are listed in ``NOT_A_DERIVATIVE`` with the reason, and
+are left out of the "correct Functions" figures (their results are still printed).
+
+Usage (run with the repository's venv, where gradlint is installed)::
+
+    .venv/bin/python scripts/runner_accuracy.py                 # everything
+    .venv/bin/python scripts/runner_accuracy.py --only entmax   # one package
+    .venv/bin/python scripts/runner_accuracy.py --no-mutants    # originals only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import libcst as cst
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from real_code_accuracy import download, extract  # noqa: E402
+
+# (PyPI name, version, what the interpreter needs to import it besides torch/numpy/scipy)
+PACKAGES: list[tuple[str, str, list[str]]] = [
+    ("entmax", "1.3", []),
+    ("sparsemax", "0.1.9", []),
+    ("pytorch-wavelets", "1.3.0", ["PyWavelets==1.9.0"]),
+    ("roma", "1.8.0", []),
+    ("pypose", "0.9.5", []),
+    ("pyro-ppl", "1.9.2", ["pyro-api==0.1.2", "opt_einsum==3.4.0", "tqdm==4.70.1"]),
+    ("torch-struct", "0.5", []),
+    ("e3nn", "0.6.0", ["sympy==1.14.0", "opt-einsum-fx==0.1.4", "opt_einsum==3.4.0"]),
+    ("gpytorch", "1.15.2", ["linear_operator==0.6.1", "jaxtyping==0.3.11", "scikit-learn==1.9.1",
+                            "mpmath==1.3.0"]),
+    ("kornia", "0.9.0", ["kornia-rs==0.2.0"]),
+    ("monai", "1.6.1", []),
+]
+BASE_REQUIREMENTS = ["torch==2.13.0", "numpy==2.4.6", "scipy==1.17.1", "pytest==9.2.0"]
+
+# Functions whose backward is not meant to be the derivative of forward.
+NOT_A_DERIVATIVE = {
+    "QuantizeCategorical": "straight-through estimator (pyro relaxed_straight_through)",
+    "QuantizeBernoulli": "straight-through estimator (pyro relaxed_straight_through)",
+    "_AutoGradReLU": "guided backpropagation for saliency maps (monai visualize)",
+    "_UncheckedAssign": "gradient rerouting for an in-place assignment (torchdiffeq)",
+    "_StitchGradient": "gradient rerouting (torchdiffeq)",
+    "ImplicitFnGradientRerouting": "gradient rerouting (torchdiffeq)",
+    "_SampledLogSumExp": "forward samples; backward is a score-function estimate (torch-struct)",
+    "_MultiSampledLogSumExp": "forward samples; backward is a score-function estimate (torch-struct)",
+}
+MUTATIONS = ("scale", "negate", "swap", "zero")
+GRADIENT_VERDICTS = {"wrong_gradient", "undefined_grad", "batched_grad", "gradcheck_failed",
+                     "non_differentiable_point"}
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# -- the interpreter the runs use ---------------------------------------------------------
+
+def run_venv(cache: Path, extra: list[str]) -> Path:
+    venv = cache / "runvenv"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    stamp = venv / ".requirements"
+    wanted = sorted(set(BASE_REQUIREMENTS + extra))
+    if not stamp.exists() or stamp.read_text().split() != wanted:
+        log("installing the run interpreter's packages ...")
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                        *wanted], check=True)
+        stamp.write_text("\n".join(wanted))
+    return python
+
+
+# -- running gradlint ---------------------------------------------------------------------
+
+def gradlint_run(args: list[str], cwd: Path, python: Path, gradlint: Path, timeout: float = 3600) -> list[dict]:
+    cmd = [str(gradlint), "run", *args, "--format", "json", "--no-cache", "--python", str(python),
+           "--exit-zero"]
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    try:
+        data = json.loads(proc.stdout or "[]")
+    except ValueError:
+        raise RuntimeError(f"gradlint run printed no JSON (exit {proc.returncode}): "
+                           f"{(proc.stderr or proc.stdout)[-600:]}") from None
+    return data if isinstance(data, list) else data.get("results", [])
+
+
+def outcome(entry: dict) -> str:
+    """pass | fail | inconclusive | warning | skipped | error (one word per run)."""
+    result = entry.get("result", entry)
+    status = result.get("status")
+    if status == "pass":
+        return "pass"
+    if status in ("inconclusive", "warning"):
+        return status
+    if status == "no_inputs" or entry.get("skipped"):
+        return "skipped"
+    if status == "fail" and result.get("verdict") in GRADIENT_VERDICTS:
+        return "fail"
+    return "error"
+
+
+# -- mutants ------------------------------------------------------------------------------
+
+class BackwardMutator(cst.CSTTransformer):
+    """Mutates the returns of ``Class.backward`` (or ``vjp``) in one way."""
+
+    def __init__(self, class_name: str, mutation: str):
+        self.class_name = class_name
+        self.mutation = mutation
+        self.depth = 0
+        self.in_class = False
+        self.in_backward = False
+        self.changed = 0
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        if node.name.value == self.class_name and self.depth == 0:
+            self.in_class = True
+        self.depth += 1
+        return True
+
+    def leave_ClassDef(self, original, updated):
+        self.depth -= 1
+        if original.name.value == self.class_name and self.depth == 0:
+            self.in_class = False
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if self.in_class and node.name.value in ("backward", "vjp") and not self.in_backward:
+            self.in_backward = True
+            self._def = node
+        return True
+
+    def leave_FunctionDef(self, original, updated):
+        if self.in_backward and original is getattr(self, "_def", None):
+            self.in_backward = False
+        return updated
+
+    def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
+        if not self.in_backward or updated.value is None:
+            return updated
+        value = updated.value
+        elements = list(value.elements) if isinstance(value, cst.Tuple) else None
+        exprs = [e.value for e in elements] if elements is not None else [value]
+        real = [i for i, e in enumerate(exprs) if not (isinstance(e, cst.Name) and e.value == "None")
+                and not isinstance(e, cst.StarredElement)]
+        if not real:
+            return updated
+        first = real[0]
+        new = list(exprs)
+        wrap = lambda e: cst.parse_expression(f"({cst.Module([]).code_for_node(e)})")  # noqa: E731
+        if self.mutation == "scale":
+            new[first] = cst.parse_expression(f"2.0 * {cst.Module([]).code_for_node(wrap(exprs[first]))}")
+        elif self.mutation == "negate":
+            new[first] = cst.parse_expression(f"-{cst.Module([]).code_for_node(wrap(exprs[first]))}")
+        elif self.mutation == "zero":
+            new[first] = cst.parse_expression(
+                f"__import__('torch').zeros_like({cst.Module([]).code_for_node(exprs[first])})")
+        elif self.mutation == "swap":
+            if len(real) < 2:
+                return updated
+            a, b = real[0], real[1]
+            new[a], new[b] = exprs[b], exprs[a]
+        self.changed += 1
+        if elements is None:
+            return updated.with_changes(value=new[0])
+        return updated.with_changes(value=value.with_changes(
+            elements=[e.with_changes(value=v) for e, v in zip(elements, new)]))
+
+
+def mutate(source: str, class_name: str, mutation: str) -> str | None:
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError:
+        return None
+    mutator = BackwardMutator(class_name, mutation)
+    new = module.visit(mutator)
+    return new.code if mutator.changed else None
+
+
+# -- one package -----------------------------------------------------------------------------
+
+def checkout(cache: Path, name: str, version: str, tag: str) -> Path:
+    archive, _kind = download(name, version, cache)
+    source = extract(archive, cache, name, version)
+    scratch = cache / "runner" / tag / f"{name}-{version}"
+    if scratch.exists():
+        shutil.rmtree(scratch)
+    shutil.copytree(source, scratch, ignore=shutil.ignore_patterns(".gradlint_cache", "__pycache__"))
+    return scratch
+
+
+def measure_package(cache: Path, name: str, version: str, python: Path, gradlint: Path,
+                    mutants: bool, tag: str) -> dict:
+    root = checkout(cache, name, version, tag)
+    t0 = time.monotonic()
+    entries = gradlint_run(["."], root, python, gradlint)
+    seconds = time.monotonic() - t0
+    functions, calls = [], []
+    for entry in entries:
+        kind = entry.get("kind")
+        target = entry.get("target", "")
+        row = {"target": target, "outcome": outcome(entry),
+               "summary": (entry.get("result") or {}).get("summary", ""),
+               "inputs": entry.get("inputs_source", "")}
+        if kind == "function_class":
+            symbol = target.split("::")[-1].split(".")[-1]
+            row["class"] = symbol
+            row["file"] = target.split("::")[0]
+            row["by_design"] = NOT_A_DERIVATIVE.get(symbol)
+            functions.append(row)
+        else:
+            calls.append(row)
+    mutant_rows = []
+    if mutants:
+        mutant_rows = run_mutants(root, functions, python, gradlint)
+    return {"package": name, "version": version, "seconds": seconds, "functions": functions,
+            "calls": calls, "mutants": mutant_rows}
+
+
+def run_mutants(root: Path, functions: list[dict], python: Path, gradlint: Path) -> list[dict]:
+    """Every mutant as a sibling module of its original (same package, so relative imports
+    work), all run by one `gradlint run` (one worker start)."""
+    planned, written = [], []
+    for fn in functions:
+        if fn["by_design"]:
+            continue
+        path = root / fn["file"]
+        original = path.read_text()
+        for mutation in MUTATIONS:
+            changed = mutate(original, fn["class"], mutation)
+            if changed is None:
+                continue
+            sibling = path.with_name(f"_glmut{len(planned)}_{path.name}")
+            sibling.write_text(changed)
+            written.append(sibling)
+            planned.append((fn, mutation, f"{sibling.relative_to(root).as_posix()}::{fn['class']}"))
+    rows = []
+    try:
+        found = gradlint_run([t for _fn, _m, t in planned], root, python, gradlint) if planned else []
+    finally:
+        for sibling in written:
+            sibling.unlink()
+    by_target = {entry.get("target"): entry for entry in found}
+    for fn, mutation, target in planned:
+        result = by_target.get(target, {"result": {"status": "error", "summary": "no result"}})
+        rows.append({"target": fn["target"], "mutation": mutation, "outcome": outcome(result),
+                     "summary": (result.get("result") or {}).get("summary", "")})
+    return rows
+
+
+# -- report --------------------------------------------------------------------------------------
+
+def summarise(rows: list[dict]) -> dict:
+    correct = [f for r in rows for f in r["functions"] if not f["by_design"]]
+    calls = [c for r in rows for c in r["calls"]]
+    mutants = [m for r in rows for m in r["mutants"]]
+    oc = Counter(f["outcome"] for f in correct)
+    ran = [m for m in mutants if m["outcome"] in ("pass", "fail", "inconclusive", "warning")]
+    caught = [m for m in ran if m["outcome"] == "fail"]
+    return {
+        "functions": len(correct), "function_outcomes": dict(oc),
+        "functions_passed_pct": 100.0 * oc["pass"] / max(1, len(correct)),
+        "false_alarms": oc["fail"] + oc["error"],
+        "calls": len(calls), "call_outcomes": dict(Counter(c["outcome"] for c in calls)),
+        "mutants": len(mutants), "mutants_ran": len(ran),
+        "mutants_ran_pct": 100.0 * len(ran) / max(1, len(mutants)),
+        "mutants_caught": len(caught),
+        "mutants_caught_pct": 100.0 * len(caught) / max(1, len(ran)),
+    }
+
+
+def print_report(rows: list[dict]) -> None:
+    print(f"{'package':<22} {'Functions':>9} {'pass':>5} {'✗':>4} {'incon':>6} {'skip':>5} "
+          f"{'calls':>6} {'pass':>5} {'✗':>4} {'mutants':>8} {'ran':>4} {'caught':>7} {'s':>6}")
+    for r in rows:
+        f = Counter(x["outcome"] for x in r["functions"] if not x["by_design"])
+        c = Counter(x["outcome"] for x in r["calls"])
+        ran = [m for m in r["mutants"] if m["outcome"] in ("pass", "fail", "inconclusive", "warning")]
+        print(f"{r['package']:<22} {sum(f.values()):>9} {f['pass']:>5} {f['fail'] + f['error']:>4} "
+              f"{f['inconclusive'] + f['warning']:>6} {f['skipped']:>5} {sum(c.values()):>6} {c['pass']:>5} "
+              f"{c['fail'] + c['error']:>4} {len(r['mutants']):>8} {len(ran):>4} "
+              f"{sum(1 for m in ran if m['outcome'] == 'fail'):>7} {r['seconds']:>6.1f}")
+    s = summarise(rows)
+    print()
+    print(f"correct Functions: {s['functions']}; passed {s['function_outcomes'].get('pass', 0)} "
+          f"({s['functions_passed_pct']:.0f}%); reported ✗ (false alarms): {s['false_alarms']}; "
+          f"inconclusive: {s['function_outcomes'].get('inconclusive', 0) + s['function_outcomes'].get('warning', 0)}; "
+          f"skipped: {s['function_outcomes'].get('skipped', 0)}")
+    print(f"gradcheck calls: {s['calls']}; {s['call_outcomes']}")
+    print(f"wrong-backward mutants: {s['mutants']}; could run {s['mutants_ran']} ({s['mutants_ran_pct']:.0f}%); "
+          f"caught {s['mutants_caught']} of those ({s['mutants_caught_pct']:.0f}%)")
+    print("\nFunctions not passed:")
+    for r in rows:
+        for f in r["functions"]:
+            if f["outcome"] != "pass":
+                tag = f" [by design: {f['by_design']}]" if f["by_design"] else ""
+                print(f"  {r['package']}: {f['target']}: {f['outcome']}: {f['summary'][:160]}{tag}")
+    print("\nMutants not caught:")
+    for r in rows:
+        for m in r["mutants"]:
+            if m["outcome"] != "fail":
+                print(f"  {r['package']}: {m['target']} [{m['mutation']}]: {m['outcome']}: {m['summary'][:140]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/gradlint-corpus"))
+    parser.add_argument("--only", default="", help="comma-separated package names")
+    parser.add_argument("--no-mutants", action="store_true")
+    parser.add_argument("--out", type=Path, default=None, help="write all rows as JSON here")
+    parser.add_argument("--gradlint", type=Path, default=Path(sys.executable).parent / "gradlint",
+                        help="the gradlint command to measure (default: this venv's)")
+    parser.add_argument("--tag", default="current", help="scratch checkouts go to CACHE/runner/TAG")
+    args = parser.parse_args(argv)
+    wanted = {n.strip().lower() for n in args.only.split(",") if n.strip()}
+    selected = [p for p in PACKAGES if not wanted or p[0].lower() in wanted]
+    python = run_venv(args.cache, [req for p in PACKAGES for req in p[2]])
+    rows = []
+    for name, version, _extra in selected:
+        log(f"running {name}=={version} ...")
+        try:
+            rows.append(measure_package(args.cache, name, version, python, args.gradlint, not args.no_mutants,
+                                        args.tag))
+        except Exception as error:  # report and go on
+            log(f"FAILED {name}=={version}: {error}")
+    print_report(rows)
+    if args.out:
+        args.out.write_text(json.dumps({"rows": rows, "summary": summarise(rows)}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
