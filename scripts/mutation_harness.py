@@ -852,6 +852,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the per-mutant results here")
     parser.add_argument("--torch", action="store_true",
                         help="also mutate torch's installed sources (its own Functions and tests)")
+    parser.add_argument("--torch-path", type=Path, default=corpus.DEFAULT_TORCH,
+                        help="torch sources for --torch (default: %(default)s)")
     parser.add_argument("--limit-per-file", type=int, default=40,
                         help="at most this many mutants per file and operator (sampled, seed 0)")
     args = parser.parse_args(argv)
@@ -874,7 +876,7 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as error:
             corpus.log(f"skipped {name}=={version}: {error}")
     if args.torch:
-        roots.append(("torch", corpus.DEFAULT_TORCH))
+        roots.append(("torch", args.torch_path))
     for name, root in roots:
         corpus.log(f"mutating {name} ...")
         for path in candidate_files(root):
