@@ -380,7 +380,30 @@ class Evaluator(Expressions):
                 if attr == "data":
                     return TensorFact(base.dtype, False, base.dtype_origin, None, base.default_dtype)
                 return self._transferred(transfer.METHODS["t"], [base], [], expr, site)
-        return UNKNOWN
+        return self._class_constant(expr, site, depth)
+
+    def _class_constant(self, expr: cst.Attribute, site: Site, depth: int) -> Fact:
+        """``self.dtype`` in a method, with ``dtype = torch.float64`` in the class body and
+        no method assigning ``self.dtype``: a dtype or a number (tensors, which tests may
+        change in place, are not followed)."""
+        if not isinstance(expr.value, cst.Name):
+            return UNKNOWN
+        method = site.scope
+        if method.kind != "function" or not isinstance(method.node, cst.FunctionDef):
+            return UNKNOWN
+        params = [p.name.value for p in method.node.params.params]
+        owner = method.parent
+        if not params or params[0] != expr.value.value or owner is None or owner.kind != "class":
+            return UNKNOWN
+        binding = owner.table.single_assignment(expr.attr.value)
+        if binding is None or binding.value is None or \
+                _assigns_attribute(owner.node, expr.attr.value):  # type: ignore[arg-type]
+            return UNKNOWN
+        binding_site = self._statement_site(owner, binding.node)
+        if binding_site is None:
+            return UNKNOWN
+        fact = self.fact(binding.value, binding_site, depth + 1)
+        return fact if isinstance(fact, (DtypeFact, OpaqueFact)) else UNKNOWN
 
     def _call_fact(self, call: cst.Call, site: Site, depth: int) -> Fact:
         qualified = self.qualified(call.func, site)
@@ -463,6 +486,37 @@ def _mentions(node: cst.BaseExpression, name: str) -> bool:
     if isinstance(node, cst.StarredElement):
         return _mentions(node.value, name)
     return False
+
+
+def _assigns_attribute(node: cst.CSTNode, attr: str) -> bool:
+    """Does anything in ``node`` assign ``<something>.attr`` (``setattr`` is not seen)?"""
+    found: list[cst.CSTNode] = []
+
+    def check(target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Attribute) and target.attr.value == attr:
+            found.append(target)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                check(element.value)
+        elif isinstance(target, cst.StarredElement):
+            check(target.value)
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, assign: cst.Assign) -> None:
+            for target in assign.targets:
+                check(target.target)
+
+        def visit_AugAssign(self, assign: cst.AugAssign) -> None:
+            check(assign.target)
+
+        def visit_AnnAssign(self, assign: cst.AnnAssign) -> None:
+            check(assign.target)
+
+        def visit_For(self, loop: cst.For) -> None:
+            check(loop.target)
+
+    node.visit(Finder())
+    return bool(found)
 
 
 class _MethodCalls(cst.CSTVisitor):

@@ -242,6 +242,20 @@ class LowPrecisionGradcheckInput(Rule):
                     x = torch.rand(3, dtype=dtype, requires_grad=True)
                     torch.autograd.gradcheck(torch.sin, (x,))
             """, why="the loop skips its float32 iteration"),
+        Valid("""
+            import unittest
+            import torch
+
+            class TestSin(unittest.TestCase):
+                dtype = torch.float32
+
+                def setUp(self):
+                    self.dtype = torch.float64
+
+                def test_sin(self):
+                    x = torch.rand(3, dtype=self.dtype, requires_grad=True)
+                    self.assertTrue(torch.autograd.gradcheck(torch.sin, (x,)))
+            """, why="a method assigns the attribute: its value is not followed"),
     ]
     INVALID = [
         Invalid(
@@ -558,6 +572,20 @@ class LowPrecisionGradcheckInput(Rule):
                     "finite differences need float64",
             range=(3, 42, 3, 53),
         ),
+        Invalid(
+            """
+            import unittest
+            import torch
+
+            class TestSin(unittest.TestCase):
+                dtype = torch.float32
+
+                def test_sin(self):
+                    x = torch.rand(3, dtype=self.dtype, requires_grad=True)
+                    self.assertTrue(torch.autograd.gradcheck(torch.sin, (x,)))
+            """,
+            message="gradcheck input `x` is float32; finite differences need float64",
+        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
@@ -708,7 +736,7 @@ def _fix(block: BlockAnalysis, call: GradcheckCall, element: InputElement, fact:
     node = origin.node
     new: cst.BaseExpression | None = None
     if origin.kind == "factory" and isinstance(node, cst.Call):
-        new_dtype = _dtype_expression(node, target, origin)
+        new_dtype = _dtype_expression(block, node, target, origin)
         if new_dtype is not None:
             new = _edits.with_keyword(node, "dtype", new_dtype, before=("requires_grad",))
         title = f"Create {name} as {target}"
@@ -735,11 +763,13 @@ def _gradcheck_inputs(block: BlockAnalysis, call: GradcheckCall) -> list[cst.CST
             if other.inputs is not None and other.site.scope.node is call.site.scope.node]
 
 
-def _dtype_expression(call: cst.Call, target: str, origin: Origin) -> cst.BaseExpression | None:
+def _dtype_expression(block: BlockAnalysis, call: cst.Call, target: str, origin: Origin
+                      ) -> cst.BaseExpression | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "dtype":
             value = arg.value
-            if isinstance(value, cst.Attribute):
+            if isinstance(value, cst.Attribute) and \
+                    block.context.qualified(value, origin.site.scope) in torch_api.DTYPES:
                 spelling = _SPELLING.get(value.attr.value, target)
                 return value.with_changes(attr=cst.Name(spelling))
             return None
