@@ -808,7 +808,7 @@ class Linter:
 
     def findings(self, path: Path, text: str, root: Path) -> list:
         resolver = self.resolvers.setdefault(root, ConfigResolver(root))
-        options = options_for(path, resolver.for_path(path), None, ())
+        options = options_for(path, resolver.for_path(path), list(RULES), ())
         report = lint_text(text, path, str(path), options, cache=self.cache)
         if report.internal_error:
             raise RuntimeError(f"{path}: {report.internal_error}")
@@ -854,7 +854,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="also mutate torch's installed sources (its own Functions and tests)")
     parser.add_argument("--torch-path", type=Path, default=corpus.DEFAULT_TORCH,
                         help="torch sources for --torch (default: %(default)s)")
-    parser.add_argument("--limit-per-file", type=int, default=40,
+    parser.add_argument("--limit-per-file", type=int, default=12,
                         help="at most this many mutants per file and operator (sampled, seed 0)")
     args = parser.parse_args(argv)
     wanted = {n.strip().lower() for n in args.only.split(",") if n.strip()}
