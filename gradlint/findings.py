@@ -6,6 +6,9 @@ CLI, the language server and the tests can pass them around freely.
 Positions are 1-based lines and 0-based columns counted in Unicode code points (Python
 ``str`` indices), which is what libcst reports. Output layers convert: the CLI prints
 1-based columns, the language server converts to the client's position encoding.
+
+In a Jupyter notebook, findings and edits also name their ``cell`` (0-based position among
+all the notebook's cells) and their lines count from the start of that cell.
 """
 
 from __future__ import annotations
@@ -54,9 +57,10 @@ class Edit:
 
     range: Range
     new_text: str
+    cell: int | None = None  # notebooks: the cell the range is in
 
     def shifted(self, lines: int) -> "Edit":
-        return Edit(self.range.shifted(lines), self.new_text)
+        return Edit(self.range.shifted(lines), self.new_text, self.cell)
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,7 @@ class Finding:
     # first line of the statement that holds the finding; `# noqa` there also suppresses it
     statement_line: int | None = None
     path: str = field(default="", compare=False)
+    cell: int | None = field(default=None, compare=False)  # notebooks: the cell of `range`
 
     @property
     def line(self) -> int:
@@ -95,7 +100,8 @@ class Finding:
             self.fix.shifted(lines) if self.fix else None,
             None if self.statement_line is None else self.statement_line + lines,
             self.path,
+            self.cell,
         )
 
     def sort_key(self) -> tuple:
-        return (self.range.start, self.code, self.message)
+        return (-1 if self.cell is None else self.cell, self.range.start, self.code, self.message)

@@ -2,7 +2,8 @@
 """Measure gradlint on real published code.
 
 Downloads a fixed list of PyPI packages (pinned to exact versions) that contain custom
-``torch.autograd.Function`` subclasses and/or ``gradcheck``/``gradgradcheck`` calls,
+``torch.autograd.Function`` subclasses, ``gradcheck``/``gradgradcheck`` calls and/or
+``torch.library`` custom operators,
 extracts them, runs ``gradlint check --format json --exit-zero`` on each, prints a table
 (package, version, files, .py lines, seconds, findings by code and severity) and writes
 every finding as JSON to ``--out``.
@@ -40,7 +41,7 @@ from collections import Counter
 from pathlib import Path
 
 # (PyPI name, exact version, why it is here). Every one was checked to contain custom
-# autograd Functions and/or gradcheck/gradgradcheck calls in the files downloaded.
+# autograd Functions, gradcheck/gradgradcheck calls and/or custom ops in the files downloaded.
 PACKAGES: list[tuple[str, str, str]] = [
     # name, version, what it has (F = custom autograd Function classes, gc = gradcheck calls)
     ("gpytorch", "1.15.2", "F in functions/, gc in test/"),
@@ -81,6 +82,9 @@ PACKAGES: list[tuple[str, str, str]] = [
     ("torch-struct", "0.5", "F (semirings)"),
     ("torchkbnufft", "1.5.2", "F"),
     ("signatory", "1.2.6.1.9.0", "F"),
+    # custom operators (torch.library); torchao, xformers, deepspeed, torch-harmonics and
+    # bitsandbytes above have them too
+    ("quack-kernels", "0.6.5", "~30 torch.library.custom_op (CuTe DSL kernels), register_fake"),
 ]
 
 DEFAULT_TORCH = Path(__file__).resolve().parent.parent / ".venv/lib/python3.11/site-packages/torch"

@@ -14,6 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # fixture trees are data for gradlint, not tests for pytest
 collect_ignore = ["fixtures"]
 
+# tests/testing/test_plugin.py runs pytest --gradlint on projects it makes
+pytest_plugins = ("pytester",)
+
 
 def pytest_addoption(parser):
     parser.addoption("--update-snapshots", action="store_true",
@@ -28,8 +31,8 @@ def update_snapshots(request) -> bool:
 @dataclass
 class Completed:
     returncode: int
-    stdout: str
-    stderr: str
+    stdout: str | bytes
+    stderr: str | bytes
 
 
 def gradlint_command() -> list[str]:
@@ -45,10 +48,13 @@ def gradlint_command() -> list[str]:
 @pytest.fixture
 def cli():
     def run(*args: str, cwd: Path | str | None = None, stdin: str | bytes | None = None,
-            env: dict | None = None, timeout: float = 120) -> Completed:
+            env: dict | None = None, timeout: float = 120, raw: bool = False) -> Completed:
+        """``raw``: stdout and stderr as bytes, not decoded."""
         environment = {**os.environ, "NO_COLOR": "1", **(env or {})}
         data = stdin.encode() if isinstance(stdin, str) else stdin
         result = subprocess.run([*gradlint_command(), *args], cwd=cwd, input=data,
                                 capture_output=True, env=environment, timeout=timeout)
+        if raw:
+            return Completed(result.returncode, result.stdout, result.stderr)
         return Completed(result.returncode, result.stdout.decode(), result.stderr.decode())
     return run

@@ -73,8 +73,8 @@ def test_json_output(cli, project):
 
 
 def test_sarif_output_is_valid_sarif(cli, project):
-    jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads((ROOT.parent / "shared/data/sarif-schema-2.1.0.json").read_text())
+    import jsonschema  # pinned in requirements-dev.txt: a missing one must fail, not skip
+    schema = json.loads((ROOT / "tests/data/sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
     result = cli("check", "--format", "sarif", cwd=project)
     assert result.returncode == 1
     document = json.loads(result.stdout)
@@ -237,7 +237,10 @@ def test_rule_docs(cli):
 def test_rules_listing(cli):
     result = cli("rules", "--format", "json")
     rules = json.loads(result.stdout)
-    assert [r["code"] for r in rules] == ["GL000", "GL001", "GL002", "GL003", "GL004", "GL005", "GL006", "GL007", "GL008", "GL009"]
+    from gradlint.rules import ALL_RULES
+    codes = [r["code"] for r in rules]
+    assert codes == [rule.code for rule in ALL_RULES] == sorted(codes)
+    assert codes == [f"GL{n:03d}" for n in range(45)]
     assert {r["code"]: r["fixable"] for r in rules}["GL001"] is True
     text = cli("rules").stdout
     assert "GL004  [*]  backward-gradient-count" in text
@@ -249,3 +252,44 @@ def test_python_dash_m(tmp_path, project):
     result = subprocess.run([sys.executable, "-m", "gradlint", "check", "."], cwd=project,
                             capture_output=True, text=True)
     assert result.returncode == 1 and "GL001" in result.stdout
+
+
+HALF_TYPED = textwrap.dedent("""\
+    import torch
+    from torch.autograd import gradcheck
+
+    x = torch.randn(4, requires_grad=True
+
+
+    def test_sin():
+        y = torch.randn(3, requires_grad=True)
+        assert gradcheck(torch.sin, (y,))
+    """)
+
+
+def test_a_file_that_does_not_parse_has_no_fixable_findings(cli, tmp_path):
+    (tmp_path / "half_typed.py").write_text(HALF_TYPED)
+    result = cli("check", "--statistics", cwd=tmp_path)
+    assert result.returncode == 1
+    gl001 = next(line for line in result.stdout.splitlines() if " GL001 " in line)
+    assert not gl001.endswith("[*]"), "--fix never edits a file that does not parse"
+    assert "1\tGL001\t[ ] low-precision-gradcheck-input" in result.stdout
+    assert result.stdout.splitlines()[-1] == "Found 2 problems."
+    before = (tmp_path / "half_typed.py").read_text()
+    assert "0 fixed" not in cli("check", "--fix", cwd=tmp_path).stdout
+    assert (tmp_path / "half_typed.py").read_text() == before
+
+
+@pytest.mark.parametrize("unsafe", [[], ["--unsafe-fixes"]], ids=["safe", "unsafe"])
+def test_fixable_count_is_what_fix_fixes(cli, tmp_path, unsafe):
+    """"N fixable with `--fix`" is exactly the "N fixed" that `--fix` then reports, on the
+    examples (a file that does not parse, fixes that unlock or overlap others)."""
+    import re
+    import shutil
+
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    checked = cli("check", *unsafe, "examples", cwd=tmp_path).stdout
+    [fixable] = re.findall(r"\((\d+) fixable with `--fix`\)", checked)
+    fixed_out = cli("check", "--fix", *unsafe, "examples", cwd=tmp_path).stdout
+    [fixed] = re.findall(r"\((\d+) fixed, \d+ remaining\)", fixed_out)
+    assert int(fixable) == int(fixed) > 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import venv
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,20 @@ def test_run_usage_errors(cli, project):
     bad_python = cli("run", "ops.py::Square", "--python", "/nonexistent/python", "--no-cache", cwd=project)
     assert bad_python.returncode == 2
     assert bad_python.stderr.startswith("gradlint: error: ") and len(bad_python.stderr.splitlines()) == 1
+    assert "`gradlint run --python PATH ...`" in bad_python.stderr
+
+
+def test_run_without_torch_says_what_to_do(cli, project, tmp_path):
+    env_dir = tmp_path / "no-torch"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(str(env_dir))
+    python = str(env_dir / "bin" / "python")
+    result = cli("run", "ops.py::Square", "--python", python, "--no-cache", cwd=project, timeout=120)
+    assert result.returncode == 2 and result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"gradlint: error: torch is not installed in {python}. ")
+    assert "`gradlint run --python PATH ...`" in line  # another interpreter
+    assert f"`{python} -m pip install torch==2.13.0`" in line  # or torch there
+    assert '`pip install "torch-gradlint[torch]"`' in line
 
 
 def test_run_call_site_by_line(cli, project):

@@ -15,7 +15,7 @@ def _compare(path: Path, actual: str, update: bool) -> None:
     assert actual == path.read_text(), f"snapshot {path.name} differs (pytest --update-snapshots)"
 
 
-@pytest.mark.parametrize("name", ["seed"])
+@pytest.mark.parametrize("name", ["seed", "custom_ops"])
 def test_mistakes_snapshot(cli, update_snapshots, name):
     root = FIXTURES / name
     result = cli("check", ".", cwd=root / "mistakes")
@@ -25,16 +25,17 @@ def test_mistakes_snapshot(cli, update_snapshots, name):
     _compare(root / "expected.diff", diff.stdout, update_snapshots)
 
 
-@pytest.mark.parametrize("name", ["seed"])
+@pytest.mark.parametrize("name", ["seed", "custom_ops"])
 def test_correct_twins_are_clean(cli, name):
     result = cli("check", ".", cwd=FIXTURES / name / "correct")
     assert result.returncode == 0, result.stdout
     assert result.stdout.strip() == "All checks passed!"
 
 
-def test_every_seed_mistake_is_found(cli):
+@pytest.mark.parametrize("name", ["seed", "custom_ops"])
+def test_every_mistake_is_found(cli, name):
     """Each mistakes/ file has at least one finding: no mistake goes unreported."""
-    root = FIXTURES / "seed" / "mistakes"
+    root = FIXTURES / name / "mistakes"
     import json
     findings = json.loads(cli("check", ".", "--format", "json", cwd=root).stdout)
     assert {f["path"] for f in findings} == {p.name for p in root.glob("*.py")}

@@ -1,7 +1,8 @@
 """Accuracy on real published code: torch 2.13's own sources (2,285 files).
 
-Every error-severity finding there would be a false alarm or a real torch bug; none is
-expected. The one other finding (a hint) is real and documented below.
+Every error-severity finding there would be a false alarm or a real torch bug: the one
+error is a real torch bug, and the one other finding (a hint) is real; both are documented
+below.
 """
 
 from __future__ import annotations
@@ -20,16 +21,28 @@ TORCH_ROOT = Path(torch.__file__).parent
 KNOWN_WARNINGS = {
     ("distributed/tensor/_redistribute.py", "GL004"),
 }
+# Investigated: the fake implementation of `semi_structured::cusparselt_mm` requires
+# `should_transpose_dense`, which defaults to False in the op; the dispatcher drops
+# arguments equal to their defaults, so the fake raises `TypeError: ... missing 1 required
+# positional argument: 'should_transpose_dense'` whenever it is False (a torch bug;
+# tests/test_custom_op_ground_truth.py::test_torch_cusparselt_fake_bug reproduces it).
+KNOWN_ERRORS = {
+    ("sparse/semi_structured.py", "GL037"),
+}
+
+
+def _relative(path: str) -> str:
+    return str(Path(path).relative_to(TORCH_ROOT)) if Path(path).is_absolute() else path
 
 
 @pytest.mark.slow
-def test_no_error_findings_on_torch_sources(cli):
+def test_torch_sources_have_only_the_investigated_findings(cli):
     result = cli("check", str(TORCH_ROOT), "--format", "json", "--exit-zero", cwd=TORCH_ROOT,
                  timeout=900)
     assert result.returncode == 0, result.stderr
     findings = json.loads(result.stdout)
     errors = [f for f in findings if f["severity"] == "error"]
-    assert errors == [], "\n".join(f"{f['path']}:{f['line']} {f['code']} {f['message']}" for f in errors)
-    warnings = {(str(Path(f["path"]).relative_to(TORCH_ROOT)) if Path(f["path"]).is_absolute()
-                 else f["path"], f["code"]) for f in findings}
+    assert {(_relative(f["path"]), f["code"]) for f in errors} == KNOWN_ERRORS, "\n".join(
+        f"{f['path']}:{f['line']} {f['code']} {f['message']}" for f in errors)
+    warnings = {(_relative(f["path"]), f["code"]) for f in findings if f["severity"] != "error"}
     assert warnings == KNOWN_WARNINGS

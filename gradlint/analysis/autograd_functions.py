@@ -90,10 +90,19 @@ class AutogradFunction:
     setup_context: Method | None = None
     style: str | None = None  # "ctx" | "setup_context" | None (unknown)
     inherited: set[str] = field(default_factory=set)  # methods taken from a base class
+    lineage: "Lineage | None" = None
 
     @property
     def name(self) -> str:
         return self.node.name.value
+
+    def defines(self, method: str) -> bool | None:
+        """Does the class (or a same-file base) define ``method``? None: a base class
+        gradlint cannot see might."""
+        for node in (self.node, *(self.lineage.ancestors if self.lineage else ())):
+            if method in _class_methods(node):
+                return True
+        return False if self.lineage is not None and self.lineage.complete else None
 
     def forward_inputs(self) -> tuple[list[cst.Param], int] | None:
         """(input parameters, how many are required), or None when unknown."""
@@ -204,6 +213,14 @@ def find_autograd_functions(statements: Sequence[cst.BaseStatement], indexes: Se
             yield model
 
 
+def model_of_class(node: cst.ClassDef, site: Site, context: ModuleContext) -> AutogradFunction | None:
+    """The model of one class statement (at ``site``) when it is an autograd Function."""
+    lineage = FunctionResolver(context).lineage(node, site.scope)
+    if lineage.is_function is False:
+        return None
+    return _model(node, site, lineage)
+
+
 def _first_param(node: cst.FunctionDef | None) -> str | None:
     """The first parameter a method is called with (after a classmethod's ``cls``)."""
     if node is None:
@@ -249,7 +266,7 @@ def _model(node: cst.ClassDef, site: Site, lineage: Lineage) -> AutogradFunction
         return None
 
     cls_scope = class_scope(node, site.scope, site)
-    model = AutogradFunction(node, site, cls_scope, inherited=inherited)
+    model = AutogradFunction(node, site, cls_scope, inherited=inherited, lineage=lineage)
     if forward is not None:
         model.forward = Method(forward, function_scope(forward, cls_scope, site), model)
     if backward is not None:

@@ -8,9 +8,12 @@ from typing import Sequence
 import libcst as cst
 
 from .autograd_functions import AutogradFunction, find_autograd_functions
+from .custom_ops import CustomOp, custom_ops
+from .checked_code import CheckedCode, FunctionIndex, checked_code
 from .facts import Evaluator
+from .func_transforms import TransformedApply, transformed_applies
 from .gradcheck_calls import GradcheckCall, find_gradcheck_calls, may_call_gradcheck
-from .scopes import ModuleContext
+from .scopes import ModuleContext, Site
 
 
 class BlockAnalysis:
@@ -22,6 +25,9 @@ class BlockAnalysis:
         self.indexes = indexes  # positions of the block's statements in the module body
         self.evaluator = evaluator
         self.gradcheck_aliases = gradcheck_aliases  # module-level names bound to gradcheck
+        # set when a model used here reads code outside the block beyond what block
+        # summaries capture (a custom op's backward in another block): do not cache
+        self.reads_other_blocks = False
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
@@ -35,3 +41,46 @@ class BlockAnalysis:
     @cached_property
     def autograd_functions(self) -> list[AutogradFunction]:
         return list(find_autograd_functions(self.context.statements, self.indexes, self.context))
+
+    def holds(self, site: Site) -> bool:
+        """Is the statement at ``site`` in this block?"""
+        return id(site.top_statement) in self._top_statements
+
+    @cached_property
+    def _top_statements(self) -> set[int]:
+        return {id(self.context.statements[index]) for index in self.indexes}
+
+    @cached_property
+    def custom_ops(self) -> list[CustomOp]:
+        """The custom ops created in this block (each op belongs to one block)."""
+        return [op for op in custom_ops(self.context) if self.holds(op.site)]
+
+    @cached_property
+    def custom_op_parts(self) -> list[CustomOp]:
+        """The custom ops with a piece (definition, function, registration) in this block."""
+        found = []
+        for op in custom_ops(self.context):
+            inside = [self.holds(site) for site in op.sites()]
+            if any(inside):
+                found.append(op)
+                self.reads_other_blocks = self.reads_other_blocks or not all(inside)
+        return found
+
+    @cached_property
+    def transformed_applies(self) -> list[TransformedApply]:
+        """Function.apply calls run under torch.func transforms called in this block."""
+        found = transformed_applies(self.context, self.indexes)
+        if any(not self.holds(use.apply_site) or not self.holds(use.function.site) for use in found):
+            self.reads_other_blocks = True
+        return found
+    @cached_property
+    def function_index(self) -> FunctionIndex:
+        return FunctionIndex(self.context)
+
+    def checked_code(self, call: GradcheckCall) -> CheckedCode | None:
+        """What ``call`` checks (shared by the rules that ask)."""
+        cache = self.__dict__.setdefault("_checked_code", {})
+        key = id(call.node)
+        if key not in cache:
+            cache[key] = checked_code(call, self.function_index)
+        return cache[key]

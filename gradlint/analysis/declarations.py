@@ -1,8 +1,10 @@
-"""`# gradlint: inputs=...` comments: inputs declared for "Run gradcheck"."""
+"""Inputs declared for "Run gradcheck": `# gradlint: inputs=...` comments and the
+`@gradlint.inputs(...)` decorator (gradlint/testing/declare.py)."""
 
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import libcst as cst
 
@@ -23,9 +25,38 @@ def declaration_comments(node: cst.FunctionDef | cst.ClassDef, module: cst.Modul
     return [line.comment for line in lines if line.comment is not None]
 
 
-def declared_inputs(node: cst.FunctionDef | cst.ClassDef, module: cst.Module
-                    ) -> tuple[str, cst.Comment] | None:
-    """The expression of the last declaration above ``node``, with its comment."""
+DECORATOR = "gradlint.inputs"
+
+
+def decorator_declaration(node: cst.FunctionDef | cst.ClassDef, module: cst.Module,
+                          qualified: Callable[[cst.BaseExpression], str | None]
+                          ) -> tuple[str, cst.Decorator] | None:
+    """`@gradlint.inputs(a, b)` on ``node``: its arguments as one tuple expression
+    (``(a, b)``, evaluated like a comment's), and the decorator. ``qualified`` resolves a
+    name to its qualified name (imports followed)."""
+    for decorator in node.decorators:
+        call = decorator.decorator
+        if not isinstance(call, cst.Call) or qualified(call.func) != DECORATOR:
+            continue
+        if any(arg.keyword is not None or arg.star == "**" for arg in call.args):
+            return None
+        values = [module.code_for_node(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+                  for arg in call.args]
+        trailing = "," if len(values) == 1 else ""
+        return "(" + ", ".join(values) + trailing + ")", decorator
+    return None
+
+
+def declared_inputs(node: cst.FunctionDef | cst.ClassDef, module: cst.Module,
+                    qualified: Callable[[cst.BaseExpression], str | None] | None = None
+                    ) -> tuple[str, cst.CSTNode] | None:
+    """The declared inputs of ``node`` and the node that declares them: its
+    `@gradlint.inputs(...)` decorator (when ``qualified`` is given), else the last
+    `# gradlint: inputs=` comment above it."""
+    if qualified is not None and node.decorators:
+        found = decorator_declaration(node, module, qualified)
+        if found is not None:
+            return found
     for comment in reversed(declaration_comments(node, module)):
         match = DECLARATION.search(comment.value)
         if match:

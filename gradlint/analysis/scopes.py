@@ -147,6 +147,8 @@ class ModuleContext:
     scope: Scope = field(init=False)
     default_dtype: str | None = "float32"  # None: unknown (set somewhere we cannot follow)
     _aliases: dict[str, str | None] = field(default_factory=dict, init=False)
+    # models of the whole module built on demand by analysis modules, by name
+    models: dict[str, object] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.scope = Scope("module", None, ScopeTable.of_statements(self.statements), None,

@@ -18,10 +18,12 @@ from typing import Sequence
 from .. import __version__
 from ..engine.config import ConfigError, ConfigResolver, expand_codes
 from ..engine.files import (FileReport, UsageError, discover, lint_file, lint_text, options_for)
+from ..engine.fixes import fixes_apply
 from ..engine.linter import LintCache
+from ..engine.notebooks import is_notebook, unified_cell_diff
 from ..findings import Finding
 from ..rules import ALL_RULES, RULES_BY_CODE, RULES_BY_NAME
-from . import output
+from . import ci_output, output
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 PARALLEL_THRESHOLD = 64  # files; below this a process pool costs more than it saves
@@ -44,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="analyse files statically (no code is run)")
     check.add_argument("paths", nargs="*", type=str, metavar="PATH",
                        help="files or directories (default: .); `-` reads standard input")
-    check.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text")
+    check.add_argument("--format", choices=["text", "json", "json-lines", "sarif", "github", "junit"],
+                       default="text")
     check.add_argument("--select", type=_codes, metavar="CODES",
                        help="comma-separated codes or prefixes to enable (replaces `select`)")
     check.add_argument("--ignore", type=_codes, default=[], metavar="CODES",
@@ -60,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="read the source from standard input and report it as NAME")
     check.add_argument("--config", type=Path, metavar="PYPROJECT",
                        help="use this pyproject.toml instead of discovering one")
+    check.add_argument("--force-exclude", action="store_true",
+                       help="apply `exclude` to files named on the command line too (pre-commit)")
     check.add_argument("--no-color", action="store_true", help="never colour the output")
     check.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                        help="parallel processes (default: one per CPU for large trees)")
@@ -74,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .run import add_parser as add_run_parser
 
     add_run_parser(commands)
+
+    from .config_command import add_parser as add_config_parser
+
+    add_config_parser(commands)
 
     lsp = commands.add_parser("lsp", help="run the language server (stdio)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (for debugging)")
@@ -92,6 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _rules(args.format)
         if args.command == "lsp":
             return _lsp(args.tcp)
+        if args.command == "config":
+            from .config_command import config_command
+
+            return config_command(args)
         if args.command == "run":
             from .run import run_command
 
@@ -110,10 +123,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # -- check ------------------------------------------------------------------------------
 def _check(args: argparse.Namespace) -> int:
+    if hasattr(sys.stdout, "reconfigure"):  # a file name that is not UTF-8 prints as its bytes
+        sys.stdout.reconfigure(errors="surrogateescape")  # (JSON and SARIF carry it losslessly)
     select = expand_codes(args.select, "--select") if args.select is not None else None
     ignore = expand_codes(args.ignore, "--ignore")
     unsafe = args.unsafe_fixes
     fixing = args.fix or args.diff
+    # the summary's "N fixable with `--fix`" is counted by fixing a copy of each file
+    count_fixes = args.format == "text" and not fixing and not args.quiet
     cwd = Path.cwd()
     resolver = ConfigResolver(cwd, args.config)
     style = output.Style(args.format == "text" and not args.no_color and sys.stdout.isatty()
@@ -128,17 +145,20 @@ def _check(args: argparse.Namespace) -> int:
         config = resolver.for_path(path.absolute() if path else cwd / "stdin.py")
         options = options_for(path.absolute() if path else cwd / "stdin.py", config, select, ignore)
         text = _read_stdin()
-        reports = [lint_text(text, path, display, options, fix=fixing, unsafe=unsafe)]
+        reports = [lint_text(text, path, display, options, fix=fixing, unsafe=unsafe,
+                             count_fixes=count_fixes)]
         if args.fix and not args.diff:
             sys.stdout.write(reports[0].fixed or text)
-            for line in output.render_text(reports[0].findings, output.Style(False), unsafe):
+            blocked = set() if fixes_apply(reports[0].findings) else {display}
+            for line in output.render_text(reports[0].findings, output.Style(False), unsafe, blocked):
                 print(line, file=sys.stderr)
             return EXIT_CLEAN if args.exit_zero or not output.failing(reports[0].findings) \
                 else EXIT_FINDINGS
     else:
         paths = [Path(p) for p in (args.paths or ["."])]
-        files = list(discover(paths, resolver))
-        reports = _lint_files(files, resolver, select, ignore, fixing, unsafe, args.jobs, cwd)
+        files = list(discover(paths, resolver, notebooks=True, force_exclude=args.force_exclude))
+        reports = _lint_files(files, resolver, select, ignore, fixing, unsafe, args.jobs, cwd,
+                              count_fixes)
 
     if args.diff:
         return _print_diffs(reports, args.exit_zero)
@@ -149,7 +169,9 @@ def _check(args: argparse.Namespace) -> int:
 
     findings = [f for report in reports for f in report.findings]
     fixed = sum(report.fixes_applied for report in reports)
-    _print(findings, args, style, unsafe, fixed, cwd)
+    fixable = sum(report.fixable for report in reports) if count_fixes else None
+    blocked = {report.display for report in reports if not fixes_apply(report.findings)}
+    _print(findings, args, style, unsafe, fixed, cwd, fixable, blocked, reports)
     broken = [report for report in reports if report.internal_error]
     for report in broken:
         print(f"gradlint: error: {report.display}: internal error ({report.internal_error}); "
@@ -179,19 +201,21 @@ def _display(path: Path, cwd: Path) -> str:
 
 
 def _lint_one(job: tuple) -> FileReport:
-    path, display, options, fixing, unsafe = job
-    return lint_file(path, display, options, fix=fixing, unsafe=unsafe, cache=_WORKER_CACHE)
+    path, display, options, fixing, unsafe, count_fixes = job
+    return lint_file(path, display, options, fix=fixing, unsafe=unsafe, cache=_WORKER_CACHE,
+                     count_fixes=count_fixes)
 
 
 _WORKER_CACHE = LintCache(capacity=2000)
 
 
 def _lint_files(files: list[Path], resolver: ConfigResolver, select, ignore, fixing: bool,
-                unsafe: bool, jobs: int, cwd: Path) -> list[FileReport]:
+                unsafe: bool, jobs: int, cwd: Path, count_fixes: bool) -> list[FileReport]:
     work = []
     for path in files:
         config = resolver.for_path(path)
-        work.append((path, _display(path, cwd), options_for(path, config, select, ignore), fixing, unsafe))
+        work.append((path, _display(path, cwd), options_for(path, config, select, ignore), fixing, unsafe,
+                     count_fixes))
     workers = jobs if jobs > 0 else (os.cpu_count() or 1)
     if workers > 1 and len(work) >= PARALLEL_THRESHOLD:
         with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -200,7 +224,14 @@ def _lint_files(files: list[Path], resolver: ConfigResolver, select, ignore, fix
 
 
 def _print(findings: list[Finding], args, style: output.Style, unsafe: bool, fixed: int,
-           cwd: Path) -> None:
+           cwd: Path, fixable: int | None, blocked: set[str], reports: list[FileReport]) -> None:
+    if args.format == "junit":
+        print(ci_output.render_junit(reports))
+        return
+    if args.format == "json-lines":
+        for line in ci_output.render_json_lines(findings):
+            print(line)
+        return
     if args.format == "json":
         print(output.render_json(findings))
         return
@@ -211,16 +242,17 @@ def _print(findings: list[Finding], args, style: output.Style, unsafe: bool, fix
         for line in output.render_github(findings):
             print(line)
         return
-    for line in output.render_text(findings, style, unsafe):
+    for line in output.render_text(findings, style, unsafe, blocked):
         print(line)
     if args.statistics and findings:
         print()
-        for line in output.statistics(findings, unsafe):
+        for line in output.statistics(findings, unsafe, blocked):
             print(line)
     if not args.quiet:
         if findings or fixed:
             print()
-        for line in output.summary(findings, style, unsafe=unsafe, fixed=fixed, fixing=args.fix):
+        for line in output.summary(findings, style, unsafe=unsafe, fixed=fixed, fixing=args.fix,
+                                   fixable=fixable, blocked=blocked):
             print(line)
 
 
@@ -230,6 +262,9 @@ def _print_diffs(reports: list[FileReport], exit_zero: bool) -> int:
         if report.fixed is None or report.original is None or report.fixed == report.original:
             continue
         changed += 1
+        if is_notebook(report.display):
+            sys.stdout.writelines(unified_cell_diff(report.display, report.original, report.fixed))
+            continue
         diff = difflib.unified_diff(report.original.splitlines(keepends=True),
                                     report.fixed.splitlines(keepends=True),
                                     fromfile=f"a/{report.display}", tofile=f"b/{report.display}")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 from collections import Counter
+from urllib.parse import quote_from_bytes
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Sequence
 
 from .. import __version__
 from ..findings import Applicability, Finding, Severity
@@ -25,9 +28,11 @@ class Style:
         return f"\x1b[{codes}m{text}\x1b[0m"
 
 
-def fix_marker(finding: Finding, unsafe: bool) -> str:
+def fix_marker(finding: Finding, unsafe: bool, blocked: Collection[str] = ()) -> str:
+    """` [*]` when `--fix` (with `--unsafe-fixes` if given) fixes this finding. ``blocked``:
+    paths of files `--fix` leaves alone (they do not parse)."""
     fix = finding.fix
-    if fix is None:
+    if fix is None or finding.path in blocked:
         return ""
     if fix.applicability is Applicability.SAFE or unsafe:
         return " [*]"
@@ -39,24 +44,36 @@ def failing(findings: Iterable[Finding]) -> list[Finding]:
     return [f for f in findings if f.severity is not Severity.HINT]
 
 
-def render_text(findings: Sequence[Finding], style: Style, unsafe: bool) -> list[str]:
+def location(f: Finding) -> str:
+    """``path:line:column``, or ``nb.ipynb:cell 3:line:column`` in a notebook (1-based)."""
+    cell = "" if f.cell is None else f"cell {f.cell + 1}:"
+    return f"{f.path}:{cell}{f.range.start.line}:{f.range.start.column + 1}"
+
+
+def render_text(findings: Sequence[Finding], style: Style, unsafe: bool,
+                blocked: Collection[str] = ()) -> list[str]:
     lines = []
     for f in findings:
-        location = f"{f.path}:{f.range.start.line}:{f.range.start.column + 1}:"
+        where = f"{location(f)}:"
         color = "red" if f.severity is Severity.ERROR else "yellow"
         if f.severity is Severity.HINT:
             code = f"{style(f.code, 'dim', 'bold')} {style('hint:', 'dim')}"
         else:
             code = style(f.code, color, "bold")
-        lines.append(f"{style(location, 'bold')} {code} {f.message}"
-                     f"{style(fix_marker(f, unsafe), 'cyan')}")
+        lines.append(f"{style(where, 'bold')} {code} {f.message}"
+                     f"{style(fix_marker(f, unsafe, blocked), 'cyan')}")
     return lines
 
 
 def summary(findings: Sequence[Finding], style: Style, *, unsafe: bool, fixed: int = 0,
-            fixing: bool = False) -> list[str]:
+            fixing: bool = False, fixable: int | None = None,
+            blocked: Collection[str] = ()) -> list[str]:
+    """The closing lines. ``fixable``: how many fixes `--fix` would apply, counted by
+    fixing a copy (None: count the findings that carry an applicable fix). Hints are
+    counted apart: they do not fail the check."""
     hints = len(findings) - len(failing(findings))
-    lines = _problems(failing(findings), style, unsafe=unsafe, fixed=fixed, fixing=fixing)
+    lines = _problems(failing(findings), style, unsafe=unsafe, fixed=fixed, fixing=fixing,
+                      fixable=fixable, blocked=blocked)
     if hints:
         lines.append(f"{hints} hint{'s' if hints != 1 else ''} (shown, but not counted as "
                      f"problems).")
@@ -64,10 +81,11 @@ def summary(findings: Sequence[Finding], style: Style, *, unsafe: bool, fixed: i
 
 
 def _problems(findings: Sequence[Finding], style: Style, *, unsafe: bool, fixed: int,
-              fixing: bool) -> list[str]:
+              fixing: bool, fixable: int | None, blocked: Collection[str]) -> list[str]:
     count = len(findings)
-    safe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.SAFE)
-    hidden = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.UNSAFE)
+    fixing_applies = [f for f in findings if f.fix and f.path not in blocked]
+    safe = sum(1 for f in fixing_applies if f.fix.applicability is Applicability.SAFE)
+    hidden = sum(1 for f in fixing_applies if f.fix.applicability is Applicability.UNSAFE)
     lines = []
     if fixing and fixed:
         noun = "problem" if fixed + count == 1 else "problems"
@@ -76,7 +94,8 @@ def _problems(findings: Sequence[Finding], style: Style, *, unsafe: bool, fixed:
         lines.append(style("All checks passed!", "green"))
         return lines
     else:
-        fixable = safe + (hidden if unsafe else 0)
+        if fixable is None:
+            fixable = safe + (hidden if unsafe else 0)
         noun = "problem" if count == 1 else "problems"
         detail = f" ({fixable} fixable with `--fix`)" if fixable and not fixing else ""
         lines.append(f"Found {count} {noun}{detail}.")
@@ -86,9 +105,9 @@ def _problems(findings: Sequence[Finding], style: Style, *, unsafe: bool, fixed:
     return lines
 
 
-def statistics(findings: Sequence[Finding], unsafe: bool) -> list[str]:
+def statistics(findings: Sequence[Finding], unsafe: bool, blocked: Collection[str] = ()) -> list[str]:
     counts = Counter(f.code for f in findings)
-    fixable = {f.code for f in findings if f.fix and (unsafe or f.fix.applicability is Applicability.SAFE)}
+    fixable = {f.code for f in findings if fix_marker(f, unsafe, blocked)}
     width = max((len(str(n)) for n in counts.values()), default=1)
     lines = []
     for code, number in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
@@ -99,16 +118,38 @@ def statistics(findings: Sequence[Finding], unsafe: bool) -> list[str]:
 
 
 def _edit_json(edit) -> dict:
-    return {
+    result = {
         "line": edit.range.start.line, "column": edit.range.start.column + 1,
         "end_line": edit.range.end.line, "end_column": edit.range.end.column + 1,
         "content": edit.new_text,
     }
+    if edit.cell is not None:
+        result["cell"] = edit.cell + 1
+    return result
+
+
+def path_fields(path: str) -> dict:
+    """``path`` as JSON. A file name that is not valid UTF-8 (Python keeps its bytes as
+    lone surrogates) cannot be JSON text as it is: ``path`` then shows it with U+FFFD for
+    the undecodable bytes, and ``path_bytes`` holds the exact bytes, base64-encoded."""
+    try:
+        path.encode("utf-8")
+        return {"path": path}
+    except UnicodeEncodeError:
+        raw = os.fsencode(path)
+        return {"path": raw.decode("utf-8", "replace"), "path_bytes": base64.b64encode(raw).decode("ascii")}
+
+
+def readable(path: str) -> str:
+    """The path as valid text (undecodable bytes of a file name as U+FFFD)."""
+    return path_fields(path)["path"]
 
 
 def finding_json(f: Finding) -> dict:
+    cell = {} if f.cell is None else {"cell": f.cell + 1}  # notebooks: lines count in the cell
     return {
-        "path": f.path,
+        **path_fields(f.path),
+        **cell,
         "line": f.range.start.line,
         "column": f.range.start.column + 1,
         "end_line": f.range.end.line,
@@ -141,14 +182,18 @@ def render_sarif(findings: Sequence[Finding], base: Path) -> str:
         uri = _uri(f.path, base)
         region = {"startLine": f.range.start.line, "startColumn": f.range.start.column + 1,
                   "endLine": f.range.end.line, "endColumn": f.range.end.column + 1}
+        location: dict = {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}
         result = {
             "ruleId": f.code,
             "ruleIndex": index.get(f.code, 0),
             "level": _SARIF_LEVEL[f.severity],
             "message": {"text": f.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
+            "locations": [location],
         }
-        if f.fix is not None:
+        if f.cell is not None:  # a notebook: the region's lines count from the cell's start
+            location["logicalLocations"] = [{"name": f"cell {f.cell + 1}", "kind": "module"}]
+            result["properties"] = {"cell": f.cell + 1}
+        if f.fix is not None and f.cell is None:  # a notebook's edits are not in file lines
             result["fixes"] = [{
                 "description": {"text": f.fix.title},
                 "artifactChanges": [{
@@ -186,13 +231,15 @@ def render_sarif(findings: Sequence[Finding], base: Path) -> str:
 
 
 def _uri(path: str, base: Path) -> str:
+    """A URI reference, percent-encoded from the file name's bytes (lossless, even for a
+    name that is not UTF-8)."""
     candidate = Path(path)
     if candidate.is_absolute():
         try:
-            return candidate.relative_to(base).as_posix()
+            candidate = candidate.relative_to(base)
         except ValueError:
             return candidate.as_uri()
-    return candidate.as_posix()
+    return quote_from_bytes(os.fsencode(candidate.as_posix()), safe="/")
 
 
 def _github_escape(text: str, property_value: bool = False) -> str:
@@ -206,9 +253,15 @@ def render_github(findings: Iterable[Finding]) -> list[str]:
     lines = []
     for f in findings:
         level = {"error": "error", "warning": "warning"}.get(f.severity.value, "notice")
-        props = (f"file={_github_escape(f.path, True)},line={f.range.start.line},"
+        title = _github_escape(f"{f.code} {f.name}", True)
+        if f.cell is not None:
+            # lines in a notebook's JSON are not the cell's: annotate the file, say where
+            where = f"cell {f.cell + 1}, line {f.range.start.line}, column {f.range.start.column + 1}"
+            lines.append(f"::{level} file={_github_escape(readable(f.path), True)},title={title}::"
+                         f"{_github_escape(f'{f.code} {f.message} ({where})')}")
+            continue
+        props = (f"file={_github_escape(readable(f.path), True)},line={f.range.start.line},"
                  f"col={f.range.start.column + 1},endLine={f.range.end.line},"
-                 f"endColumn={f.range.end.column + 1},"
-                 f"title={_github_escape(f'{f.code} {f.name}', True)}")
+                 f"endColumn={f.range.end.column + 1},title={title}")
         lines.append(f"::{level} {props}::{_github_escape(f'{f.code} {f.message}')}")
     return lines

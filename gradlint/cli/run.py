@@ -9,14 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..analysis.source import SourceDecodeError, decode_source
+from ..analysis.source import SourceDecodeError
 from ..engine.config import ConfigResolver
-from ..engine.files import UsageError, discover
+from ..engine.files import UsageError, discover, read_text, resolves_inside
+from ..engine.notebooks import is_notebook
 from ..engine.linter import LintCache
 from ..engine.runs import ResultCache, RunPlan, execute, not_runnable, plan, runnable
 from ..engine.targets import Target, find_targets, symbol_target
-from ..runner import WorkerClient, WorkerStartError
-from ..runner.report import headline, mark, render_text
+from ..runner import DEFAULT_LIMITS, WorkerClient, WorkerStartError, adopt_orphans, kill_orphans
+from ..runner.report import headline, mark, render_text, worker_advice
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -27,10 +28,12 @@ def add_parser(commands) -> None:
                      help="files, directories, or file::Symbol / file::LINE (default: .)")
     run.add_argument("-j", "--jobs", type=int, default=2, metavar="N", help="parallel runs (default 2)")
     run.add_argument("--format", choices=["text", "json"], default="text")
-    run.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
-                     help="per run (default 60)")
-    run.add_argument("--memory-limit", type=int, default=4096, metavar="MIB",
-                     help="address-space cap per run (default 4096)")
+    timeout = DEFAULT_LIMITS["timeout_s"]
+    memory = DEFAULT_LIMITS["memory_bytes"] // 2 ** 20
+    run.add_argument("--timeout", type=float, default=timeout, metavar="SECONDS",
+                     help=f"per run (default {timeout:g})")
+    run.add_argument("--memory-limit", type=int, default=memory, metavar="MIB",
+                     help=f"memory a run may allocate, beyond what torch maps (default {memory})")
     run.add_argument("--python", metavar="PATH", default=None,
                      help="interpreter that runs the checks (default: the one running gradlint)")
     run.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
@@ -39,6 +42,8 @@ def add_parser(commands) -> None:
                           "gradgradcheck=false, fast_mode=false (repeatable; see "
                           "docs/run-result-schema.md)")
     run.add_argument("--exit-zero", action="store_true", help="exit 0 even when a check fails")
+    run.add_argument("--force-exclude", action="store_true",
+                     help="apply `exclude` to files named on the command line too (pre-commit)")
     run.add_argument("--strict", action="store_true",
                      help="second-order failures (⚠ not twice differentiable) and inconclusive runs fail too")
     run.add_argument("--root", metavar="DIR", default=None,
@@ -66,6 +71,9 @@ def run_command(args: argparse.Namespace) -> int:
         path = Path(path_text)
         if not path.exists():
             raise UsageError(f"path does not exist: {path_text}")
+        if is_notebook(path.name):
+            raise UsageError(f"{path_text}: gradlint run does not run notebooks "
+                             f"(`gradlint check` checks them statically)")
         if symbol:
             target = _named_target(path, symbol, cache)
             root = resolver.for_path(path).root
@@ -74,7 +82,11 @@ def run_command(args: argparse.Namespace) -> int:
             plans.append(named_plan)
             named.add(named_plan.display)
             continue
-        for file in discover([path], resolver):
+        for file in discover([path], resolver, force_exclude=args.force_exclude):
+            if path.is_dir() and not resolves_inside(file, path):
+                print(f"gradlint: skipped {file}: it is a link to {file.resolve()}, outside {path_text}; "
+                      f"name the file to run it", file=sys.stderr)
+                continue
             try:
                 text = _read(file)
             except UsageError:
@@ -96,7 +108,11 @@ def run_command(args: argparse.Namespace) -> int:
             print("No gradcheck targets found (autograd Functions or gradcheck calls).")
         return EXIT_CLEAN
     python = args.python or sys.executable
-    results = asyncio.run(_run_all(plans, python, cwd, args))
+    adopt_orphans()  # what escapes a worker that dies abruptly is adopted here, not by init
+    try:
+        results = asyncio.run(_run_all(plans, python, cwd, args))
+    finally:
+        kill_orphans()  # nothing a run started outlives `gradlint run`
     if results is None:
         return EXIT_ERROR
     return _report(plans, results, named, skipped, args, cwd)
@@ -125,9 +141,10 @@ def parse_options(items: list[str]) -> dict[str, Any]:
 
 def _read(path: Path) -> str:
     try:
-        return decode_source(path.read_bytes())
+        return read_text(path)
     except (OSError, SourceDecodeError) as error:
-        raise UsageError(f"cannot read {path}: {getattr(error, 'message', error)}") from None
+        reason = getattr(error, "message", None) or getattr(error, "strerror", None) or error
+        raise UsageError(f"cannot read {path}: {reason}") from None
 
 
 def _named_target(path: Path, symbol: str, cache: LintCache) -> Target:
@@ -205,7 +222,8 @@ async def _run_all(plans: list[RunPlan], python: str, cwd: Path, args) -> list[t
             info = await client.start()
         except WorkerStartError as error:
             progress.close()
-            print(f"gradlint: error: {error.reason}", file=sys.stderr)
+            advice = worker_advice(error.reason, python, "`gradlint run --python PATH ...`")
+            print(f"gradlint: error: {error.reason}. {' '.join(advice)}", file=sys.stderr)
             return None
         environment = f"{info.executable}:{info.torch}"
         results_cache = ResultCache(None if args.no_cache else cwd / ".gradlint_cache" / "runs")

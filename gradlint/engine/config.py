@@ -13,9 +13,11 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from ..analysis.source import SourceDecodeError
 from ..findings import Severity
 from ..rules import ALL_RULES
 from .linter import AUTO, LintOptions
+from .reading import read_bytes
 
 ALL_CODES = tuple(rule.code for rule in ALL_RULES)
 KEYS = ("select", "ignore", "exclude", "per-file-ignores", "severity", "default-dtype")
@@ -196,18 +198,29 @@ def _string_list(value: Any, where: str) -> list[str]:
 def load_pyproject(path: Path) -> Config | None:
     """The config in ``path`` (a pyproject.toml), or None when it has no [tool.gradlint]."""
     try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
+        data = tomllib.loads(read_bytes(path).decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start}); TOML files must be UTF-8") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except SourceDecodeError as error:
+        raise ConfigError(f"{path}: cannot read: {error.message}") from None
     except OSError as error:
-        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
-    section = data.get("tool", {}).get("gradlint")
+        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: `tool` must be a table, not {_toml_type(tool)}")
+    section = tool.get("gradlint")
     if section is None:
         return None
     if not isinstance(section, dict):
-        raise ConfigError(f"{path}: [tool.gradlint] must be a table")
+        raise ConfigError(f"{path}: [tool.gradlint] must be a table, not {_toml_type(section)}")
     return parse_config(section, path.parent, path)
+
+
+def _toml_type(value: Any) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array"}
+    return next((name for kind, name in names.items() if isinstance(value, kind)), "a date or time")
 
 
 class ConfigResolver:
@@ -217,7 +230,7 @@ class ConfigResolver:
         self.default_root = default_root
         self._explicit: Config | None = None
         if explicit is not None:
-            if not explicit.is_file():
+            if not explicit.exists() or explicit.is_dir():
                 raise ConfigError(f"config file not found: {explicit}")
             self._explicit = load_pyproject(explicit) or Config(root=explicit.parent, source=explicit)
         self._by_dir: dict[Path, Config] = {}
@@ -235,7 +248,7 @@ class ConfigResolver:
                 break
             chain.append(candidate)
             pyproject = candidate / "pyproject.toml"
-            if pyproject.is_file():
+            if pyproject.exists() and not pyproject.is_dir():  # a FIFO or device: an error
                 found = load_pyproject(pyproject)
                 if found is not None:
                     break

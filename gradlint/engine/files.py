@@ -12,10 +12,10 @@ from ..analysis.source import SourceDecodeError, decode_source
 from ..findings import Finding, Range, Severity
 from ..rules import SYNTAX_ERROR
 from .config import Config, ConfigResolver
-from .fixes import FixOutcome, fix_source
+from .fixes import FixOutcome, allowed, fix_source, fixes_apply
 from .linter import LintCache, LintOptions, lint_source
-
-MAX_FILE_BYTES = 8 * 1024 * 1024
+from .notebooks import MAX_NOTEBOOK_BYTES, NotebookError, is_notebook, lint_notebook
+from .reading import MAX_FILE_BYTES, NotARegularFile, read_bytes  # noqa: F401 (re-exported)
 
 # Directories never worth analysing (ruff's defaults, roughly), plus any virtualenv.
 SKIPPED_DIRECTORIES = frozenset({
@@ -32,20 +32,35 @@ class UsageError(Exception):
     """Something the user asked for that cannot be done (exit status 2)."""
 
 
+def resolves_inside(path: Path, folder: Path) -> bool:
+    """Is ``path``, symlinks followed, inside ``folder`` (symlinks followed)? The rule for
+    code gradlint chooses to run: it stays inside the folder it was asked to look in."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+
+
 def _skipped_directory(path: Path) -> bool:
     name = path.name
     return (name in SKIPPED_DIRECTORIES or name.endswith(".egg-info")
             or (path / "pyvenv.cfg").is_file())
 
 
-def discover(paths: Sequence[Path], resolver: ConfigResolver) -> Iterator[Path]:
-    """Python files under ``paths``. Files named explicitly are always included;
-    directories are walked, skipping VCS, virtualenv, build and excluded directories."""
+def discover(paths: Sequence[Path], resolver: ConfigResolver, *, notebooks: bool = False,
+             force_exclude: bool = False) -> Iterator[Path]:
+    """Python files (and Jupyter notebooks when ``notebooks``) under ``paths``. Files named
+    explicitly are included unless ``force_exclude`` and the configuration excludes them
+    (what pre-commit needs: it names every changed file); directories are walked, skipping
+    VCS, virtualenv, build and excluded directories."""
+    suffixes = (".py", ".pyi", ".ipynb") if notebooks else (".py", ".pyi")
     seen: set[Path] = set()
     for root in paths:
         if not root.exists():
             raise UsageError(f"path does not exist: {root}")
-        if root.is_file():
+        if not root.is_dir():  # a file, or a FIFO/device named explicitly: reported when read
+            if force_exclude and resolver.for_path(root).is_excluded(root):
+                continue
             if root.resolve() not in seen:
                 seen.add(root.resolve())
                 yield root
@@ -61,7 +76,7 @@ def discover(paths: Sequence[Path], resolver: ConfigResolver) -> Iterator[Path]:
                 kept.append(sub)
             subdirs[:] = kept
             for name in sorted(files):
-                if not (name.endswith(".py") or name.endswith(".pyi")):
+                if not name.endswith(suffixes):
                     continue
                 path = base / name
                 if resolver.for_path(path).is_excluded(path):
@@ -80,15 +95,13 @@ class FileReport:
     original: str | None = None  # the text as read (None when unreadable)
     fixed: str | None = None  # the text after fixes (when fixing)
     fixes_applied: int = 0
+    fixable: int = 0  # how many fixes `--fix` would apply (when counted)
     internal_error: str | None = None  # gradlint failed on this file (a bug to report)
 
 
 def read_text(path: Path) -> str:
-    data = path.read_bytes()
-    if len(data) > MAX_FILE_BYTES:
-        raise SourceDecodeError(f"file is too large to analyse ({len(data) // 1024 // 1024} MiB; "
-                                f"the limit is {MAX_FILE_BYTES // 1024 // 1024} MiB)", 1, 0)
-    return decode_source(data)
+    limit = MAX_NOTEBOOK_BYTES if is_notebook(path.name) else MAX_FILE_BYTES
+    return decode_source(read_bytes(path, limit))
 
 
 def file_error(display: str, message: str, line: int = 1, column: int = 0) -> Finding:
@@ -111,9 +124,9 @@ def conftest_sets_default_dtype(path: Path, root: Path) -> bool:
             setup = candidate / name
             if setup.is_file() and setup != path.resolve():
                 try:
-                    if _SET_DEFAULT.search(setup.read_bytes()):
+                    if _SET_DEFAULT.search(read_bytes(setup)):
                         return True
-                except OSError:
+                except (OSError, SourceDecodeError):
                     pass
         if candidate == stop:
             break
@@ -154,7 +167,8 @@ def options_for(path: Path, config: Config, select: list[str] | None,
 
 
 def lint_file(path: Path, display: str, options: LintOptions, *, fix: bool = False,
-              unsafe: bool = False, cache: LintCache | None = None) -> FileReport:
+              unsafe: bool = False, cache: LintCache | None = None,
+              count_fixes: bool = False) -> FileReport:
     report = FileReport(path, display)
     try:
         text = read_text(path)
@@ -164,12 +178,19 @@ def lint_file(path: Path, display: str, options: LintOptions, *, fix: bool = Fal
     except OSError as error:
         report.findings = [file_error(display, f"cannot read file: {error.strerror or error}")]
         return report
-    return lint_text(text, path, display, options, fix=fix, unsafe=unsafe, cache=cache)
+    return lint_text(text, path, display, options, fix=fix, unsafe=unsafe, cache=cache,
+                     count_fixes=count_fixes)
 
 
 def lint_text(text: str, path: Path | None, display: str, options: LintOptions, *,
-              fix: bool = False, unsafe: bool = False, cache: LintCache | None = None) -> FileReport:
+              fix: bool = False, unsafe: bool = False, cache: LintCache | None = None,
+              count_fixes: bool = False) -> FileReport:
+    """Lint (or, with ``fix``, fix) one text. ``count_fixes``: also count, into
+    ``report.fixable``, the fixes that fixing would apply (by fixing a copy, so the count
+    is exactly what ``--fix`` does: fixes that unlock others, overlaps, unparsable files)."""
     report = FileReport(path or Path(display), display, original=text)
+    if is_notebook(display):
+        return _lint_notebook(report, options, fix, unsafe, cache)
     try:
         if fix:
             outcome: FixOutcome = fix_source(text, display, options, unsafe=unsafe, cache=cache)
@@ -178,7 +199,28 @@ def lint_text(text: str, path: Path | None, display: str, options: LintOptions, 
             report.findings = outcome.remaining
         else:
             report.findings = lint_source(text, display, options, cache).findings
+            if count_fixes and fixes_apply(report.findings) and \
+                    any(allowed(f.fix, unsafe) for f in report.findings):
+                report.fixable = fix_source(text, display, options, unsafe=unsafe, cache=cache).fixed
     except Exception as error:  # a bug in gradlint: report it, and go on with other files
         report.internal_error = f"{type(error).__name__}: {error}"
         report.fixed = None
+    return report
+
+
+def _lint_notebook(report: FileReport, options: LintOptions, fix: bool, unsafe: bool,
+                   cache: LintCache | None) -> FileReport:
+    assert report.original is not None
+    try:
+        result = lint_notebook(report.original, report.display, options, fix=fix, unsafe=unsafe,
+                               cache=cache)
+    except NotebookError as error:
+        report.findings = [file_error(report.display, str(error))]
+        return report
+    except Exception as error:  # a bug in gradlint: report it, and go on with other files
+        report.internal_error = f"{type(error).__name__}: {error}"
+        return report
+    report.findings = result.findings
+    report.fixed = result.fixed_text
+    report.fixes_applied = result.fixes_applied
     return report

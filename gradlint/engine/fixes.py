@@ -30,6 +30,11 @@ def allowed(fix: Fix | None, unsafe: bool) -> bool:
     return fix is not None and (unsafe or fix.applicability is Applicability.SAFE)
 
 
+def fixes_apply(findings: Iterable[Finding]) -> bool:
+    """Whether fixing edits a file with these findings at all: never one that does not parse."""
+    return not any(f.code == "GL000" for f in findings)
+
+
 def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
     """Apply every fix whose edits do not overlap an earlier accepted one.
 
@@ -72,7 +77,7 @@ def fix_source(text: str, path: str, options: LintOptions, unsafe: bool = False,
     fixed = 0
     findings = lint_source(text, path, options, cache).findings
     for _ in range(MAX_PASSES):
-        if any(f.code == "GL000" for f in findings):
+        if not fixes_apply(findings):
             break  # never edit a file that does not parse
         fixes = [f.fix for f in findings if allowed(f.fix, unsafe)]
         if not fixes:

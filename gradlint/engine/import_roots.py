@@ -23,6 +23,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from ..analysis.source import SourceDecodeError
+from .reading import read_bytes
+
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
 
 
@@ -62,10 +65,12 @@ def pytest_pythonpath(root: Path) -> list[Path]:
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            data = tomllib.loads(read_bytes(pyproject).decode("utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, SourceDecodeError):
             data = {}  # a broken file is reported by the config loader, not here
-        ini = data.get("tool", {}).get("pytest", {}).get("ini_options", {}) if isinstance(data, dict) else {}
+        tool = data.get("tool") if isinstance(data, dict) else None
+        pytest = tool.get("pytest") if isinstance(tool, dict) else None  # `tool = {pytest = 5}`
+        ini = pytest.get("ini_options", {}) if isinstance(pytest, dict) else {}
         value = ini.get("pythonpath") if isinstance(ini, dict) else None
         if isinstance(value, str):
             entries += value.split()

@@ -7,6 +7,7 @@ re-parsed nor re-analysed.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
@@ -15,10 +16,11 @@ import libcst as cst
 
 from ..analysis.block import BlockAnalysis
 from ..analysis.callees import FixtureSource
+from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, library_aliases, limit_search
 from ..analysis.facts import Evaluator
 from ..analysis.gradcheck_calls import gradcheck_names
-from ..analysis.scopes import ModuleContext, default_dtype_of
-from ..analysis.source import NEWLINE, Block, ScannedSource, scan
+from ..analysis.scopes import ModuleContext, Site, default_dtype_of
+from ..analysis.source import NEWLINE, Block, ScannedSource, code_only, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
 from ..rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from ..rules.base import Report, Rule
@@ -80,6 +82,38 @@ class ModuleView:
     evaluator: Evaluator
     gradcheck_aliases: list[str]
     top_to_block: dict[int, int]  # id(top-level statement) -> position in `good`
+    _lazy: dict = field(default_factory=dict)
+
+    def custom_op_blocks(self, text: str) -> frozenset[int]:
+        """Positions of the blocks holding a piece of a torch.library custom op."""
+        if "custom_op_blocks" not in self._lazy:
+            found: set[int] = set()
+            if MENTIONS_TORCH_LIBRARY.search(text):
+                for op in custom_ops(self.context):
+                    for site in op.sites():
+                        position = self.top_to_block.get(id(site.top_statement))
+                        if position is not None:
+                            found.add(position)
+            self._lazy["custom_op_blocks"] = frozenset(found)
+        return self._lazy["custom_op_blocks"]
+
+    def lines_of(self, node: cst.CSTNode, site: Site) -> tuple[int, int] | None:
+        """(first, last) 1-based file lines of ``node``, which sits in the statement at
+        ``site`` (any block): where a custom op's backward or fake is, for the runner."""
+        position = self.top_to_block.get(id(site.top_statement))
+        if position is None:
+            return None
+        block, entry = self.good[position]
+        span = entry.position(node)
+        return span.start.line + block.start_line - 1, span.end.line + block.start_line - 1
+
+    def aliases_of(self, qualified: frozenset[str]) -> list[str]:
+        """Module-level names bound to one of ``qualified`` (`from torch.func import grad`)."""
+        key = ("aliases", qualified)
+        if key not in self._lazy:
+            self._lazy[key] = [name for name in self.context.scope.table.bindings
+                               if self.context.resolve_name(name, self.context.scope) in qualified]
+        return self._lazy[key]
 
     def analysis(self, position: int) -> BlockAnalysis:
         block, entry = self.good[position]
@@ -104,6 +138,8 @@ def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
         context.default_dtype = default_dtype_of([(e.module, b.text) for b, e in good], context)
     else:
         context.default_dtype = default_dtype
+    # custom ops are defined and registered only where the code mentions torch.library
+    limit_search(context, _library_statements(text, good, indexes, context))
     context_key = fingerprint((tuple(entry.summary for _, entry in good), context.default_dtype))
     top_to_block = {id(stmt): position for position, (_, entry) in enumerate(good)
                     for stmt in entry.module.body}  # type: ignore[union-attr]
@@ -150,7 +186,8 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
             cache.findings.move_to_end(key)
             findings.extend(f.shifted(block.start_line - 1) for f in cached)
             continue
-        active = [rule for rule in rules if _may_fire(rule, block.text, view.gradcheck_aliases)]
+        active = [rule for rule in rules if _may_fire(rule, block.text, view.gradcheck_aliases)
+                  or _may_fire_across_blocks(rule, position, block.text, view, text)]
         if not active:
             cache.remember(key, [])
             continue
@@ -164,7 +201,7 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
                                               options)
                 cacheable = cacheable and not remote
                 local.append(finding)
-        if cacheable:
+        if cacheable and not analysis.reads_other_blocks:
             cache.remember(key, local)
         findings.extend(f.shifted(block.start_line - 1) for f in local)
 
@@ -262,6 +299,34 @@ def _may_fire(rule: Rule, text: str, aliases: Iterable[str]) -> bool:
     if rule.requires is None or rule.may_match(text):
         return True
     return rule.requires_gradcheck_aliases and any(alias in text for alias in aliases)
+
+
+def _library_statements(text: str, good: Sequence[tuple[Block, ParsedBlock]],
+                        indexes: Sequence[range], context: ModuleContext) -> list[int]:
+    """Positions of the top-level statements whose code mentions torch.library (or a
+    module-level alias of its API)."""
+    if not MENTIONS_TORCH_LIBRARY.search(text):
+        return []
+    aliases = library_aliases(context)
+    alias = re.compile(r"\b(?:" + "|".join(map(re.escape, aliases)) + r")\b") if aliases else None
+    found = []
+    for (block, _), block_indexes in zip(good, indexes):
+        if MENTIONS_TORCH_LIBRARY.search(block.text) or (alias and alias.search(block.text)):
+            code = code_only(block.text)
+            if MENTIONS_TORCH_LIBRARY.search(code) or (alias and alias.search(code)):
+                found.extend(block_indexes)
+    return found
+
+
+def _may_fire_across_blocks(rule: Rule, position: int, block_text: str, view: ModuleView,
+                            text: str) -> bool:
+    """Rules about code spread over blocks: the block holds a piece of a custom op, or
+    names a module-level alias of an API the rule is about."""
+    if rule.requires_custom_op_parts and position in view.custom_op_blocks(text):
+        return True
+    if rule.requires_aliases_of:
+        return any(alias in block_text for alias in view.aliases_of(rule.requires_aliases_of))
+    return False
 
 
 def _gradcheck_aliases(context: ModuleContext, text: str) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import Callable, Iterable
 
 import libcst as cst
 
@@ -96,13 +96,14 @@ def _mark_abstract(targets: list[Target], text: str) -> list[Target]:
 
 def _block_targets(analysis: BlockAnalysis, entry: ParsedBlock) -> Iterable[Target]:
     for function in analysis.autograd_functions:
-        yield _function_target(function, entry)
+        yield _function_target(function, entry, _resolver(analysis, function.site.scope))
     for call in analysis.gradcheck_calls:
         yield _call_target(analysis, call, entry)
     # module-level functions with a declaration are targets of their own
+    module_names = _resolver(analysis, analysis.context.scope)
     for stmt in analysis.module.body:
         if isinstance(stmt, cst.FunctionDef):
-            declared = _declaration(stmt, entry)
+            declared = _declaration(stmt, entry, module_names)
             if declared is not None:
                 rng = entry.position(stmt.name)
                 end = entry.position(stmt).end.line
@@ -111,10 +112,15 @@ def _block_targets(analysis: BlockAnalysis, entry: ParsedBlock) -> Iterable[Targ
                              declaration_line=declared[1])
 
 
-def _function_target(function: AutogradFunction, entry: ParsedBlock) -> Target:
+def _resolver(analysis: BlockAnalysis, scope: Scope) -> Callable[[cst.BaseExpression], str | None]:
+    return lambda expression: analysis.context.qualified(expression, scope)
+
+
+def _function_target(function: AutogradFunction, entry: ParsedBlock,
+                     qualified: Callable[[cst.BaseExpression], str | None]) -> Target:
     qualname, importable = _qualname(function.node.name.value, function.site.scope)
     rng = entry.position(function.node.name)
-    declared = _declaration(function.node, entry)
+    declared = _declaration(function.node, entry, qualified)
     backward = entry.position(function.backward.node.name).start.line \
         if function.backward is not None and "backward" not in function.inherited \
         and "vjp" not in function.inherited else None
@@ -184,6 +190,7 @@ def _names(node: cst.CSTNode) -> list[cst.Name]:
 
         def visit_Attribute(self, attribute: cst.Attribute) -> bool:
             attribute.value.visit(self)
+            found.append(attribute.attr)  # `ops.Square.apply` refers to `Square` too
             return False
 
     node.visit(Visitor())
@@ -220,10 +227,13 @@ def _enclosing(scope: Scope) -> str | None:
     return ".".join(reversed(parts))
 
 
-def _declaration(node: cst.FunctionDef | cst.ClassDef, entry: ParsedBlock) -> tuple[str, int] | None:
-    """The `# gradlint: inputs=...` expression above a class or def, and its line."""
+def _declaration(node: cst.FunctionDef | cst.ClassDef, entry: ParsedBlock,
+                 qualified: Callable[[cst.BaseExpression], str | None] | None = None
+                 ) -> tuple[str, int] | None:
+    """The inputs declared for a class or def (`@gradlint.inputs(...)` or
+    `# gradlint: inputs=...`), and the declaration's line."""
     assert entry.module is not None
-    found = declared_inputs(node, entry.module)
+    found = declared_inputs(node, entry.module, qualified)
     if found is None:
         return None
     return found[0], entry.position(found[1]).start.line
@@ -245,7 +255,8 @@ def symbol_target(text: str, symbol: str, cache: LintCache | None = None) -> Tar
         if any(stmt is node for stmt in entry.module.body):
             assert isinstance(node, cst.FunctionDef)
             rng = entry.position(node.name)
-            declared = _declaration(node, entry)
+            declared = _declaration(node, entry,
+                                    lambda expression: view.context.qualified(expression, view.context.scope))
             offset = block.start_line - 1
             return Target("callable", symbol, rng.start.line + offset,
                           entry.position(node).end.line + offset, rng.start.column,

@@ -173,3 +173,17 @@ def used_elsewhere(site: Site, name: str, allowed: Iterable[cst.CSTNode]) -> boo
 
 def applicability(safe: bool) -> Applicability:
     return Applicability.SAFE if safe else Applicability.UNSAFE
+
+
+def argument_removal(call: cst.Call, arg: cst.Arg, site: Site) -> tuple:
+    """Replacements that delete one argument of ``call`` and keep its commas well-formed
+    (edits of the argument's own span, so that the lines around keep their indentation)."""
+    from .base import Replacement
+
+    args = list(call.args)
+    index = next(i for i, a in enumerate(args) if a is arg)
+    if isinstance(arg.comma, cst.Comma) or index == 0:
+        return (Replacement(arg, "", site),)
+    previous = args[index - 1]
+    assert isinstance(previous.comma, cst.Comma)
+    return (Replacement(previous.comma, "", site), Replacement(arg, "", site))

@@ -6,6 +6,7 @@ ruff's sections, and its ``VALID``/``INVALID`` examples are run by one generic t
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import textwrap
@@ -15,14 +16,30 @@ from typing import ClassVar, Iterator
 import libcst as cst
 
 from ..analysis.block import BlockAnalysis
+from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY  # noqa: F401  (for the rules)
 from ..analysis.scopes import Site
+from ..analysis.source import code_only
 from ..findings import Applicability, Severity
 
 
 MENTIONS_GRADCHECK = re.compile(r"gradcheck")
 DEFINES_BACKWARD = re.compile(r"\bdef\s+(?:backward|vjp)\b")
+# a block that may call a torch.func transform
+MENTIONS_FUNC_TRANSFORM = re.compile(
+    r"\b(?:vmap|jacrev|jacfwd|hessian|jvp|vjp|grad_and_value|linearize|functionalize)\b"
+    r"|torch\.func|functorch")
 # substrings that must be present for the pattern to match (cheaper than the regex)
-_NEEDLES = {MENTIONS_GRADCHECK: ("gradcheck",), DEFINES_BACKWARD: ("backward", "vjp")}
+_NEEDLES = {MENTIONS_GRADCHECK: ("gradcheck",), DEFINES_BACKWARD: ("backward", "vjp"),
+            MENTIONS_TORCH_LIBRARY: ("custom_op", "triton_op", "ibrary", "register_", "impl",
+                                     "define("),
+            MENTIONS_FUNC_TRANSFORM: ("vmap", "jacrev", "jacfwd", "hessian", "jvp", "vjp",
+                                      "grad_and_value", "linearize", "functionalize", "torch.func",
+                                      "functorch")}
+
+
+@functools.lru_cache(maxsize=256)
+def _code_of(text: str) -> str:
+    return code_only(text)
 
 
 @dataclass(frozen=True)
@@ -79,6 +96,14 @@ class Rule:
     requires: ClassVar[re.Pattern | None] = None
     # ...or contains one of the module's aliases of gradcheck (`gc = torch.autograd.gradcheck`)
     requires_gradcheck_aliases: ClassVar[bool] = False
+    # apply `requires` to the code only, without comments and strings (docstrings that
+    # merely mention torch.library or vmap then cost nothing)
+    requires_in_code: ClassVar[bool] = False
+    # ...or holds a piece of a custom op defined with torch.library (its backward, its fake
+    # implementation...), wherever the op itself is defined
+    requires_custom_op_parts: ClassVar[bool] = False
+    # ...or contains a module-level name bound to one of these (`from torch.func import grad`)
+    requires_aliases_of: ClassVar[frozenset[str]] = frozenset()
     # the engine reports it (it needs the whole file, not one block): `check` is not called
     engine_level: ClassVar[bool] = False
     VALID: ClassVar[list[Valid]] = []
@@ -94,7 +119,9 @@ class Rule:
         needles = _NEEDLES.get(cls.requires)
         if needles is not None and not any(needle in text for needle in needles):
             return False
-        return cls.requires.search(text) is not None
+        if cls.requires.search(text) is None:
+            return False
+        return not cls.requires_in_code or cls.requires.search(_code_of(text)) is not None
 
     @classmethod
     def fixable(cls) -> bool:

@@ -6,12 +6,12 @@ from typing import Iterator
 import libcst as cst
 
 from ..analysis.block import BlockAnalysis
-from ..analysis.declarations import DECLARATION, declaration_comments
+from ..analysis.declarations import DECLARATION, DECORATOR, decorator_declaration, declaration_comments
 from ..analysis.scopes import Site
 from ..findings import Severity
 from .base import Invalid, Report, Rule, Valid
 
-MENTIONS_DECLARATION = re.compile(r"gradlint:\s*inputs")
+MENTIONS_DECLARATION = re.compile(r"gradlint:\s*inputs|\binputs\s*\(")
 
 
 class InvalidInputsDeclaration(Rule):
@@ -20,7 +20,8 @@ class InvalidInputsDeclaration(Rule):
     uses for a Function or function: the expression must be valid Python, the comment must
     sit directly above a module-level `class` or `def` (or its decorators), and a tuple must
     have one element per input of `forward` (without `ctx`), or per required parameter of
-    the function.
+    the function. The `@gradlint.inputs(...)` decorator is checked the same way: one
+    positional argument per input, no keyword arguments.
 
     ## Why is this bad?
     A declaration that cannot be used is silently replaced by synthesized inputs (or a
@@ -37,6 +38,13 @@ class InvalidInputsDeclaration(Rule):
     Use instead:
     ```python
     # gradlint: inputs=(torch.randn(3, 4), torch.randn(4))
+    class MatVec(torch.autograd.Function):
+        ...
+    ```
+
+    or, with the decorator (also used by `check_gradients` and `pytest --gradlint`):
+    ```python
+    @gradlint.inputs(torch.randn(3, 4), torch.randn(4))
     class MatVec(torch.autograd.Function):
         ...
     ```
@@ -121,6 +129,35 @@ class InvalidInputsDeclaration(Rule):
         Invalid(
             """
             import torch
+            import gradlint
+
+            @gradlint.inputs(torch.randn(3))
+            class Mul(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, a, b):
+                    return a * b
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad, grad
+            """,
+            message="`@gradlint.inputs` declares 1 input but forward takes 2 (`a`, `b`)",
+            range=(4, 1, 4, 33),
+        ),
+        Invalid(
+            """
+            import torch
+            from gradlint import inputs
+
+            @inputs(x=torch.randn(3))
+            def double(x):
+                return 2 * x
+            """,
+            message="`@gradlint.inputs` takes the inputs as positional arguments, one per input",
+        ),
+        Invalid(
+            """
+            import torch
 
             def f(x):
                 # gradlint: inputs=(torch.randn(3),)
@@ -133,6 +170,7 @@ class InvalidInputsDeclaration(Rule):
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
+        yield from self._decorators(block)
         attached: dict[int, cst.FunctionDef | cst.ClassDef] = {}
         for stmt in block.module.body:
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
@@ -159,6 +197,30 @@ class InvalidInputsDeclaration(Rule):
             problem = _count_problem(block, owner, parsed)
             if problem:
                 yield Report(comment, f"`# gradlint: inputs=` {problem}", site)
+
+
+    def _decorators(self, block: BlockAnalysis) -> Iterator[Report]:
+        def qualified(expression: cst.BaseExpression) -> str | None:
+            return block.context.qualified(expression, block.context.scope)
+
+        site = _site(block)
+        for stmt in block.module.body:
+            if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            for decorator in stmt.decorators:
+                call = decorator.decorator
+                if not isinstance(call, cst.Call) or qualified(call.func) != DECORATOR:
+                    continue
+                if any(arg.keyword is not None or arg.star == "**" for arg in call.args):
+                    yield Report(decorator, "`@gradlint.inputs` takes the inputs as positional "
+                                 "arguments, one per input", site)
+                    continue
+                found = decorator_declaration(stmt, block.module, qualified)
+                if found is None:
+                    continue
+                problem = _count_problem(block, stmt, cst.parse_expression(found[0]))
+                if problem:
+                    yield Report(decorator, f"`@gradlint.inputs` {problem}", site)
 
 
 def _site(block: BlockAnalysis) -> Site:

@@ -16,7 +16,7 @@ imports torch; the worker (``gradlint/worker/``) runs torch in a separate proces
 The request and result formats are documented in docs/run-result-schema.md.
 """
 
-from .client import WorkerClient, WorkerInfo, WorkerStartError, run_sync
+from .client import WorkerClient, WorkerInfo, WorkerStartError, adopt_orphans, kill_orphans, run_sync
 from .protocol import (
     DEFAULT_LIMITS,
     PROTOCOL_VERSION,
@@ -40,7 +40,9 @@ __all__ = [
     "WorkerClient",
     "WorkerInfo",
     "WorkerStartError",
+    "adopt_orphans",
     "is_success",
+    "kill_orphans",
     "make_request",
     "make_result",
     "run_sync",

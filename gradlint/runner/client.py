@@ -3,7 +3,9 @@
 ``WorkerClient`` starts the worker (``gradlint/worker/``, a fork server) in the user's interpreter,
 sends it ``run`` requests, and turns every way a run can end into a result dict (see
 docs/run-result-schema.md). It restarts the worker when it dies, kills it when it stops
-answering (watchdog), and leaves no processes behind after ``close()``.
+answering (watchdog), and leaves no processes behind after ``close()``: not the worker,
+not its runs, and not what the runs started, even in sessions of their own (the worker
+keeps them in its process tree as a child subreaper; see ``gradlint/worker/proctree.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Mapping, Optional, Union
 
+from ..worker import proctree
 from .protocol import DEFAULT_LIMITS, PROTOCOL_VERSION, make_result, worker_path as _default_worker_path
 
 log = logging.getLogger("gradlint.runner")
@@ -87,7 +90,10 @@ class _Zygote:
         stdin.write((json.dumps(message) + "\n").encode("utf-8"))
 
     def kill_group(self) -> None:
-        """SIGKILL the worker's process group and every in-flight run's group."""
+        """SIGKILL the worker and every process below it (its runs and whatever they
+        started), and the process groups of the worker and of every in-flight run."""
+        if self.proc.returncode is None:  # not reaped: the pid is still the worker's
+            proctree.stop_and_kill_tree(self.proc.pid)
         pgids = [self.proc.pid] + list(self.children.values())
         for pgid in pgids:
             try:
@@ -270,8 +276,9 @@ class WorkerClient:
                             "group was killed and will be restarted." % self.grace)
         return self._finish(result, t0, queued)
 
-    async def close(self) -> None:
-        """Stop the worker and every run; leaves no processes behind."""
+    async def close(self, grace: float = 3.0) -> None:
+        """Stop the worker and every run; leaves no processes behind. The worker gets
+        ``grace`` seconds to stop its runs itself before it is killed with its tree."""
         self._closed = True
         if self._starting is not None:
             self._starting.kill_group()  # its start-up fails; the waiting run reports it
@@ -289,7 +296,7 @@ class WorkerClient:
             except (ConnectionError, RuntimeError, AttributeError):
                 pass
             try:
-                await asyncio.wait_for(z.proc.wait(), 3.0)
+                await asyncio.wait_for(z.proc.wait(), grace)
             except asyncio.TimeoutError:
                 pass
         await self._kill(z, "the worker was closed")
@@ -544,6 +551,29 @@ class WorkerClient:
             await self._on_death(z)
         if self._zyg is z:
             self._zyg = None
+
+
+def adopt_orphans() -> bool:
+    """Make this process a child subreaper (Linux): a process that escapes a worker
+    which dies abruptly is adopted here rather than by init, so ``kill_orphans`` can find
+    it. For programs that own their workers (the CLI, the server), not for libraries."""
+    return proctree.subreaper()
+
+
+def kill_orphans() -> int:
+    """Kill every process still below this one; call it once no worker should be left
+    (after ``close()``). Returns how many were killed."""
+    return proctree.kill_tree(os.getpid(), deadline_s=2.0, reap=_reap_children)
+
+
+def _reap_children() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except (ChildProcessError, InterruptedError):
+            return
+        if pid == 0:
+            return
 
 
 def run_sync(

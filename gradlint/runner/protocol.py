@@ -24,7 +24,9 @@ VERDICTS = (
     "random_op", "nondeterministic_backward", "not_twice_differentiable",
     "low_precision_input", "undefined_grad", "batched_grad", "gradcheck_failed",
     "exception", "bad_inputs", "bad_request", "target_not_found",
-    "worker_unavailable", "vacuous", "draw_dependent",
+    "worker_unavailable", "vacuous", "draw_dependent", "missing_dependency",
+    "approximate_gradient", "op_schema", "op_autograd_registration", "op_fake_tensor", "op_compile",
+    "vmap_mismatch", "jacrev_mismatch",
 )
 
 DEFAULT_LIMITS = {
@@ -33,7 +35,7 @@ DEFAULT_LIMITS = {
     "output_bytes": 8 * 2 ** 20,
 }
 
-TARGET_KINDS = ("function_class", "callable", "call_site")
+TARGET_KINDS = ("function_class", "callable", "call_site", "custom_op")
 INPUT_KINDS = ("call_site", "expression", "synthesize")
 
 

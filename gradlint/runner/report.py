@@ -160,3 +160,17 @@ def render_markdown(result: Mapping[str, Any], name: str, relative=lambda p: p,
         parts += ["", f"torch {environment.get('torch')}, Python {environment.get('python')}, "
                       f"{_number(seconds(result), 3)} s"]
     return "\n".join(parts)
+
+
+TORCH_REQUIREMENT = "torch==2.13.0"  # the torch gradlint is tested with (the `torch` extra)
+
+
+def worker_advice(reason: str, python: str, choose: str) -> list[str]:
+    """What to do when the gradcheck worker cannot start in ``python`` (``reason`` is the
+    worker's own one line). ``choose`` is how this front end picks another interpreter
+    (`gradlint run --python PATH`, the editor's `interpreter` setting)."""
+    lines = [f"Run gradcheck with a Python that has torch: {choose}."]
+    if "torch" in reason:
+        lines.append(f"Or install torch into {python}: `{python} -m pip install {TORCH_REQUIREMENT}` "
+                     f"(or gradlint and torch together: `pip install \"torch-gradlint[torch]\"`).")
+    return lines

@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from ..analysis.source import SourceDecodeError
+from ..engine.files import read_bytes, resolves_inside
 from ..engine.runs import RunPlan, execute, plan
 from ..engine.targets import Target, find_targets
 from ..runner import WorkerClient
-from ..runner.report import headline, mark, render_markdown, seconds
+from ..runner.report import headline, mark, render_markdown, seconds, worker_advice
 from . import convert
 from .documents import Document, units
 
@@ -102,7 +104,7 @@ class GradcheckRuns:
                     options=dict(settings.run_options) or None, display=name)
 
     async def code_lenses(self, document: Document) -> list[types.CodeLens]:
-        if not self.ls.settings_for(document.uri).code_lens or self.ls.path_of(document.uri) is None:
+        if not self.ls.settings_for(document.uri).code_lens or self._outside(document.uri):
             return []
         lenses = []
         for target in await self.targets(document):
@@ -121,6 +123,8 @@ class GradcheckRuns:
         return lenses
 
     async def code_actions(self, document: Document, rng: types.Range) -> list[types.CodeAction]:
+        if self._outside(document.uri):
+            return []
         target = await self._target_at(document, rng.start.line)
         if target is None:
             return []
@@ -164,6 +168,7 @@ class GradcheckRuns:
         if document is None:
             raise RunRefused(message=f"{uri} is not open")
         self._require_trust()
+        self._require_inside(uri)
         target = await self._target_at(document, line)
         if target is None:
             raise RunRefused(message="no autograd Function or gradcheck call here")
@@ -175,6 +180,7 @@ class GradcheckRuns:
         if document is None:
             raise RunRefused(message=f"{uri} is not open")
         self._require_trust()
+        self._require_inside(uri)
         targets = [t for t in await self.targets(document) if t.importable and not t.skip]
         outcomes = await asyncio.gather(*(self._run(document, t) for t in targets))
         return [self._summary(o) for o in outcomes]
@@ -184,6 +190,38 @@ class GradcheckRuns:
             self.ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning,
                                                                 f"gradlint: {UNTRUSTED}"))
             raise RunRefused(message=UNTRUSTED)
+
+    def _outside(self, uri: str) -> str | None:
+        """Why the file at ``uri`` may not run, or None. Runs stay inside the workspace
+        folders (trust is granted to them), symlinks followed: a file opened from elsewhere,
+        or a link out of the workspace, is not run from the editor."""
+        path = self.ls.path_of(uri)
+        if path is None:
+            return "only files on disk can be run"
+        folders = [folder for folder in map(self.ls.path_of, self._folder_uris()) if folder is not None]
+        if any(resolves_inside(path, folder) for folder in folders):
+            return None
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):
+            real = path
+        via = f" (a link to {real})" if real != path else ""
+        return (f"{path.name} is outside the workspace folders{via}: gradlint runs code only from a "
+                f"trusted workspace folder (to run it anyway, name it: `gradlint run {path}`)")
+
+    def _folder_uris(self) -> list[str]:
+        try:
+            workspace = self.ls.workspace
+        except RuntimeError:  # not initialized
+            return []
+        uris = [folder.uri for folder in workspace.folders.values()]
+        return uris + ([workspace.root_uri] if workspace.root_uri else [])
+
+    def _require_inside(self, uri: str) -> None:
+        reason = self._outside(uri)
+        if reason is not None:
+            self.ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"gradlint: {reason}"))
+            raise RunRefused(message=reason)
 
     async def _worker(self, document: Document, root: Path) -> WorkerClient:
         settings = self.ls.settings_for(document.uri)
@@ -204,8 +242,8 @@ class GradcheckRuns:
         if path is None:
             raise RunRefused(message="only files on disk can be run")
         try:
-            saved = path.read_text(encoding="utf-8")
-        except OSError:
+            saved = read_bytes(path).decode("utf-8", "replace")
+        except (OSError, SourceDecodeError):
             saved = None
         if saved is not None and saved != document.text:
             self.ls.window_show_message(types.ShowMessageParams(
@@ -239,6 +277,11 @@ class GradcheckRuns:
                       "message": "cancelled from the editor; the run's process was killed"}
         finally:
             self.running.pop(run_plan.key, None)
+        if result.get("verdict") == "worker_unavailable":
+            python = settings.interpreter or sys.executable
+            advice = worker_advice(str(result.get("summary") or ""), python,
+                                   "set the `interpreter` setting (VS Code: `gradlint.interpreter`)")
+            result = {**result, "message": "\n".join(filter(None, [*advice, result.get("message")]))}
         outcome = Outcome(run_plan, result, document.uri, document.version, source)
         self._by_plan[run_plan.key] = outcome
         self._end_progress(token, headline(result))
@@ -358,7 +401,8 @@ class GradcheckRuns:
 
     def document_saved(self, uri: str) -> None:
         document = self.ls.documents.get(uri)
-        if document is None or not self.ls.settings_for(uri).run_on_save or not self.ls.trusted:
+        if document is None or not self.ls.settings_for(uri).run_on_save or not self.ls.trusted \
+                or self._outside(uri):
             return
         task = asyncio.ensure_future(self.run_file(uri))
         task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
@@ -367,12 +411,12 @@ class GradcheckRuns:
         if self.ls.capability("workspace", "code_lens", "refresh_support"):
             self.ls.workspace_code_lens_refresh(None)
 
-    async def close(self) -> None:
+    async def close(self, grace: float = 3.0) -> None:
         for task in list(self.running.values()):
             task.cancel()
         if self._client is not None:
-            await self._client.close()
-            self._client = None
+            client, self._client = self._client, None
+            await client.close(grace)
 
 
 def attach(ls: "GradlintServer") -> None:

@@ -16,15 +16,15 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..engine.suppressions import add_noqa
 from ..findings import Applicability, Fix
-from . import convert
+from . import config_command, convert, notebooks, trust, workspace_diagnostics
 from .documents import UTF8, UTF16, UTF32, Document, DocumentStore, column_from_units, units
+from .lifecycle import Lifecycle, LifecycleProtocol
 from .linting import Debouncer, Linter, LintSnapshot, ProjectConfigs
 from .settings import Settings, parse_settings
 
@@ -34,11 +34,12 @@ FIX_ALL_KIND = "source.fixAll.gradlint"
 _NOQA_CODE = re.compile(r"GL\d{3}")
 
 
-class GradlintProtocol(LanguageServerProtocol):
-    """pygls' protocol with three changes: UTF-8 positions are preferred whenever the
+class GradlintProtocol(LifecycleProtocol):
+    """pygls' protocol with four changes: UTF-8 positions are preferred whenever the
     client offers them; documents are kept by gradlint's own store (which splits lines the
-    way LSP does, at \\n, \\r\\n and \\r only); and `$/cancelRequest` also stops a
-    running gradcheck command (pygls alone would only answer "cancelled")."""
+    way LSP does, at \\n, \\r\\n and \\r only); `$/cancelRequest` also stops a
+    running gradcheck command (pygls alone would only answer "cancelled"); and the server
+    ends cleanly however it is stopped (see lifecycle.py)."""
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
@@ -89,11 +90,13 @@ class GradlintProtocol(LanguageServerProtocol):
 class GradlintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("gradlint", __version__, protocol_cls=GradlintProtocol,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         notebook_document_sync=notebooks.SYNC_OPTIONS)
         self.documents = DocumentStore()
         self.settings = Settings()  # from initializationOptions (and global configuration)
         self.folder_settings: dict[str, Settings] = {}  # workspace folder uri -> settings
-        self.trusted = False
+        self.trusted = False  # see trust.py: only the client's boolean `true` grants it
+        self._trust_in_settings_logged = False
         self.pull_mode = False  # the client pulls diagnostics (textDocument/diagnostic)
         self.encoding = UTF16
         self.linter = Linter()
@@ -102,7 +105,10 @@ class GradlintServer(LanguageServer):
         self.snapshots: dict[str, LintSnapshot] = {}
         self._lint_tasks: set[asyncio.Task] = set()
         self.runs = None  # the gradcheck feature (gradlint.server.gradcheck), attached below
+        self.notebooks: notebooks.Notebooks | None = None  # notebookDocument/* (attached below)
+        self.workspace_diagnostics: Any = None  # workspace/diagnostic (attached below)
         self._configured: asyncio.Event | None = None  # set once client settings are known
+        self.lifecycle = Lifecycle(self)
 
     # -- helpers used by the features ------------------------------------------------
     def capability(self, *path: str) -> Any:
@@ -178,6 +184,10 @@ class GradlintServer(LanguageServer):
         self._configured.set()
 
     async def lint_document(self, document: Document) -> LintSnapshot:
+        if self.notebooks is not None and self.notebooks.is_cell(document.uri):
+            cell = await self.notebooks.lint_cell(document)  # the notebook is one module
+            if cell is not None:
+                return cell
         await self.configured()
         previous = self.snapshots.get(document.uri)
         if previous is not None and previous.version == document.version and \
@@ -230,8 +240,13 @@ class GradlintServer(LanguageServer):
 
     def relint_all(self) -> None:
         self.snapshots.clear()
+        if self.notebooks is not None:
+            self.notebooks.relint_all()
+        if self.workspace_diagnostics is not None:
+            self.workspace_diagnostics.invalidate()
         for document in self.documents:
-            self.schedule(document.uri, immediate=True)
+            if self.notebooks is None or not self.notebooks.is_cell(document.uri):
+                self.schedule(document.uri, immediate=True)
         if self.pull_mode and self.capability("workspace", "diagnostics", "refresh_support"):
             self.workspace_diagnostic_refresh(None)
 
@@ -254,28 +269,39 @@ class GradlintServer(LanguageServer):
                 for folder, answer in zip(folders, answers[1:])}
 
     def _parsed(self, raw: Any, base: Settings) -> Settings:
-        settings, problems = parse_settings(_plain(raw), base)
+        raw = _plain(raw)
+        if not self._trust_in_settings_logged and isinstance(raw, dict) and trust.KEY in raw:
+            self._trust_in_settings_logged = True  # once: clients send it with every answer
+            trust.ignored_in_settings(raw, "workspace/configuration")
+        settings, problems = parse_settings(raw, base)
         for problem in problems:
             log.warning("settings: %s", problem)
         return settings
 
 
 server = GradlintServer()
+notebooks.attach(server)
+workspace_diagnostics.attach(server)
+config_command.attach(server)
 
 
 # -- lifecycle -----------------------------------------------------------------------------
 @server.feature(types.INITIALIZE)
 def initialize(ls: GradlintServer, params: types.InitializeParams) -> None:
-    options = _plain(params.initialization_options) or {}
+    _attach_client_logging(ls)  # (LSP allows window/logMessage before the initialize reply)
+    options = _plain(params.initialization_options)
+    if not isinstance(options, dict):
+        if options is not None:
+            log.warning("initializationOptions: expected an object, got %s", type(options).__name__)
+        options = {}
     ls.settings, problems = parse_settings(options.get("settings", options))
     for problem in problems:
         log.warning("initializationOptions: %s", problem)
-    ls.trusted = bool(options.get("workspaceTrusted", False))
+    ls.trusted = trust.from_initialization(options)
     ls.pull_mode = ls.capability("text_document", "diagnostic") is not None
     encoding = ls.workspace.position_encoding or UTF16
     ls.encoding = {types.PositionEncodingKind.Utf8: UTF8, types.PositionEncodingKind.Utf32: UTF32}.get(
         encoding, UTF8 if encoding == "utf-8" else UTF32 if encoding == "utf-32" else UTF16)
-    _attach_client_logging(ls)
     log.info("gradlint %s: %s positions, %s diagnostics, workspace %s", __version__, ls.encoding,
              "pull" if ls.pull_mode else "push", "trusted" if ls.trusted else "not trusted")
 
@@ -286,7 +312,7 @@ async def initialized(ls: GradlintServer, params: types.InitializedParams) -> No
     ls.mark_configured()
     if ls.capability("workspace", "did_change_watched_files", "dynamic_registration"):
         watchers = [types.FileSystemWatcher(glob_pattern=pattern)
-                    for pattern in ("**/pyproject.toml", "**/conftest.py")]
+                    for pattern in ("**/pyproject.toml", "**/conftest.py", "**/*.py", "**/*.pyi")]
         try:
             await ls.client_register_capability_async(types.RegistrationParams(registrations=[
                 types.Registration(id="gradlint-watch-config",
@@ -301,6 +327,8 @@ async def initialized(ls: GradlintServer, params: types.InitializedParams) -> No
 @server.feature(types.SHUTDOWN)
 async def shutdown(ls: GradlintServer, params: Any) -> None:
     ls.debouncer.cancel_all()
+    if ls.workspace_diagnostics is not None:
+        ls.workspace_diagnostics.close()
     if ls.runs is not None:
         await ls.runs.close()
     ls.linter.shutdown()
@@ -327,6 +355,8 @@ def did_save(ls: GradlintServer, params: types.DidSaveTextDocumentParams) -> Non
         ls.relint_all()
         return
     ls.schedule(uri, immediate=True)
+    if ls.workspace_diagnostics is not None:
+        ls.workspace_diagnostics.wake()  # the file on disk changed
     if ls.runs is not None:
         ls.runs.document_saved(uri)
 
@@ -340,6 +370,8 @@ def did_close(ls: GradlintServer, params: types.DidCloseTextDocumentParams) -> N
         ls.runs.document_closed(uri)
     if not ls.pull_mode:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+    if ls.workspace_diagnostics is not None:
+        ls.workspace_diagnostics.document_closed(uri)  # back to the file on disk
 
 
 # -- pull diagnostics (when the client supports them) ---------------------------------------
@@ -348,7 +380,8 @@ def did_close(ls: GradlintServer, params: types.DidCloseTextDocumentParams) -> N
                                         workspace_diagnostics=False))
 async def pull_diagnostics(ls: GradlintServer, params: types.DocumentDiagnosticParams):
     document = ls.documents.get(params.text_document.uri)
-    if document is None:
+    if document is None or (ls.notebooks is not None and ls.notebooks.is_cell(document.uri)):
+        # (notebook cells: always published, see gradlint.server.notebooks)
         return types.RelatedFullDocumentDiagnosticReport(items=[])
     snapshot = await ls.lint_document(document)
     runs = ls.runs.generation(document.uri) if ls.runs is not None else 0
@@ -362,9 +395,12 @@ async def pull_diagnostics(ls: GradlintServer, params: types.DocumentDiagnosticP
 # -- code actions: quick fixes, suppressions, fix-all ---------------------------------------
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                 types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix,
-                                                           FIX_ALL_KIND],
+                                                           FIX_ALL_KIND,
+                                                           notebooks.NOTEBOOK_FIX_ALL_KIND],
                                         resolve_provider=False))
 async def code_actions(ls: GradlintServer, params: types.CodeActionParams):
+    if ls.notebooks is not None and ls.notebooks.is_cell(params.text_document.uri):
+        return await ls.notebooks.code_actions(params)
     document = ls.documents.get(params.text_document.uri)
     if document is None:
         return None
@@ -499,8 +535,7 @@ async def did_change_configuration(ls: GradlintServer,
         ls.settings, problems = parse_settings(raw, ls.settings)
         for problem in problems:
             log.warning("settings: %s", problem)
-        if "workspaceTrusted" in (raw.get("gradlint") or raw):
-            ls.trusted = bool((raw.get("gradlint") or raw)["workspaceTrusted"])
+        trust.ignored_in_settings(raw, "workspace/didChangeConfiguration")
     await ls.refresh_configuration()
     ls.relint_all()
 
@@ -510,6 +545,8 @@ def did_change_watched_files(ls: GradlintServer, params: types.DidChangeWatchedF
     if any(change.uri.endswith(("pyproject.toml", "conftest.py")) for change in params.changes):
         ls.configs.invalidate()
         ls.relint_all()
+    elif ls.workspace_diagnostics is not None:
+        ls.workspace_diagnostics.files_changed(params.changes)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
@@ -522,8 +559,7 @@ async def did_change_folders(ls: GradlintServer,
 
 @server.feature("gradlint/setWorkspaceTrust")
 def set_workspace_trust(ls: GradlintServer, params: Any) -> None:
-    raw = _plain(params) or {}
-    ls.trusted = bool(raw.get("trusted", False))
+    ls.trusted = trust.from_notification(_plain(params))
     log.info("workspace %s", "trusted" if ls.trusted else "not trusted")
     if ls.runs is not None:
         ls.runs.trust_changed()
@@ -591,4 +627,4 @@ def start(tcp: str | None = None) -> None:
         host, _, port = tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
-        server.start_io()
+        server.lifecycle.serve_stdio()  # never returns

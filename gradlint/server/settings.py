@@ -8,6 +8,7 @@ from typing import Any, Mapping
 
 from ..engine.config import ConfigError, expand_codes
 from ..findings import Severity
+from ..runner.protocol import DEFAULT_LIMITS
 
 log = logging.getLogger("gradlint.server")
 
@@ -23,12 +24,18 @@ class Settings:
     severity: Mapping[str, Severity] = field(default_factory=dict)
     debounce_ms: int = 200
     code_lens: bool = True
-    run_timeout: float = 30.0
-    run_memory_limit_mb: int = 4096
+    run_timeout: float = DEFAULT_LIMITS["timeout_s"]  # one default: CLI, editor, README (60 s)
+    run_memory_limit_mb: int = DEFAULT_LIMITS["memory_bytes"] // 2 ** 20
     run_on_save: bool = False
     interpreter: str | None = None  # the Python that runs gradcheck workers
     docs_url: str | None = None  # e.g. "https://example.org/rules/{code}" for codeDescription
     run_options: Mapping[str, Any] = field(default_factory=dict)  # eps, atol, ... for runs
+    # "auto": workspace/diagnostic answered for pull clients; "workspace": push clients get
+    # closed files published too; "openFilesOnly": open files only, for every client
+    diagnostic_mode: str = "auto"
+
+
+DIAGNOSTIC_MODES = ("auto", "workspace", "openFilesOnly")
 
 
 def _flatten(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -102,6 +109,12 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
             changes[attr] = bool(values[key])
     if isinstance(values.get("runOptions"), Mapping):
         changes["run_options"] = dict(values["runOptions"])
+    if "diagnosticMode" in values and values["diagnosticMode"] is not None:
+        if values["diagnosticMode"] in DIAGNOSTIC_MODES:
+            changes["diagnostic_mode"] = values["diagnosticMode"]
+        else:
+            problems.append(f"diagnosticMode: expected one of {', '.join(DIAGNOSTIC_MODES)}, "
+                            f"got {values['diagnosticMode']!r}")
     for key, attr in (("interpreter", "interpreter"), ("docsUrl", "docs_url")):
         value = values.get(key)
         if isinstance(value, list):

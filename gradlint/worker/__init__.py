@@ -26,6 +26,7 @@ The modules, one idea each:
 - ``gradchecks``: gradcheck, gradgradcheck, forward AD and the as-written re-run;
 - ``job``: one run from request to result;
 - ``child`` / ``zygote``: the forked run process, and the fork server around it.
+- ``proctree``: every process a run started (child subreapers, /proc), and killing them all.
 
 The request and result formats are documented in docs/run-result-schema.md.
 """

@@ -9,6 +9,7 @@ import sys
 
 import torch
 
+from . import proctree
 from .job import Job
 from .outcome import Captured, is_memory_error
 from .protocol import DEFAULT_LIMITS, dumps, write_all
@@ -27,6 +28,15 @@ def set_pdeathsig():
         pass
 
 
+def address_space():
+    """This process's address space in bytes (0 when unknown: no /proc)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def child_main(req, result_w, output_w, zygote_pid, threads):
     """Runs in the forked child; never returns."""
     code = 0
@@ -38,6 +48,7 @@ def child_main(req, result_w, output_w, zygote_pid, threads):
         set_pdeathsig()
         if os.getppid() != zygote_pid:
             os._exit(1)
+        proctree.subreaper()  # what the run starts stays below it, even after setsid()
         os.dup2(output_w, 1)
         os.dup2(output_w, 2)
         if output_w > 2:
@@ -56,7 +67,9 @@ def child_main(req, result_w, output_w, zygote_pid, threads):
             try:
                 import resource
 
-                resource.setrlimit(resource.RLIMIT_AS, (int(mem), int(mem)))
+                # the cap is what the run may allocate: torch alone already maps ~0.5 GiB
+                cap = address_space() + int(mem)
+                resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
             except Exception:
                 pass
         import faulthandler

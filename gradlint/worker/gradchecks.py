@@ -260,6 +260,16 @@ def analyse_failure(subject, spec, msg, mode, label, details):
                        "forward": "jvp"}[order], fmt(k["numerical"])))
         return finish("non_differentiable_point", summary, message)
     pattern = classify(primary, ana.blocks, spec["in_names"], inputs, subject.opts["atol"], subject.opts["rtol"])
+    worst_rel = _worst_relative_error(failing, subject.opts["atol"])
+    details["worst_relative_error"] = worst_rel
+    if pattern is None and order == "first" and worst_rel <= APPROXIMATE:
+        summary = ("⚠ gradients agree to %s%% but not within rtol=%s: an approximation in forward or backward? "
+                   "(input %s, %s; %s)" % (fmt(100 * worst_rel), fmt(subject.opts["rtol"]), details["input"],
+                                           details["output_name"], "worst |Δ| %s at %s" % (fmt(w["abs_error"]), where)))
+        message = ("Every differing entry is within %s%% of the numerical derivative: a wrong formula is rarely "
+                   "this close. If forward or backward is an approximation, check with a looser rtol "
+                   "(-o rtol=...); with --strict this fails the run." % fmt(100 * APPROXIMATE))
+        return finish("approximate_gradient", summary, message)
     worst_text = "worst |Δ| %s at %s, %s; numerical %s, analytical %s" % (
         fmt(w["abs_error"]), where, out_where, fmt(w["numerical"]), fmt(w["analytical"]))
     message = ("%d of %d entries of d(%s)/d(%s) differ beyond atol=%s + rtol=%s·|numerical|."
@@ -273,6 +283,21 @@ def analyse_failure(subject, spec, msg, mode, label, details):
     else:
         summary = "✗ %s: input %s, %s (%s)" % (what, details["input"], details["output_name"], worst_text)
     return finish("wrong_gradient", summary, message)
+
+
+APPROXIMATE = 1e-2  # at most 1% off everywhere: an approximation, not a wrong formula
+
+
+def _worst_relative_error(failing, atol):
+    worst = 0.0
+    for f in failing:
+        rel = f["err"] / (f["n"].abs() + atol)
+        rel = torch.where(f["bad"], rel, torch.zeros_like(rel))
+        value = nan_max(rel)
+        if value != value:
+            return float("inf")
+        worst = max(worst, value)
+    return worst
 
 
 def check_as_written(subject, result):

@@ -16,13 +16,13 @@ import warnings
 
 import torch
 
-from . import checks, gradchecks
+from . import checks, customops, funcchecks, gradchecks
 from .introspect import defines, is_once_differentiable
 from .loading import Loader
 from .outcome import Outcome, Reporter, is_users
 from .protocol import CALL_SITE_OPTIONS, DEFAULT_OPTIONS, base_result
 from .subject import prepare
-from .synthesis import synthesize
+from .synthesis import STRUCTURED, synthesize
 from .tensors import as_tuple, max_abs_diff
 from .text import exc_text, first_line
 from .userframes import user_roots
@@ -38,6 +38,9 @@ CHECK_LABELS = {
     "gradgradcheck": "gradgradcheck",
     "forward_ad": "forward-mode gradcheck",
     "as_written": "gradcheck as written (original dtypes)",
+    "opcheck": "torch.library.opcheck (schema, autograd registration, fake tensor, AOT dispatch)",
+    "vmap": "torch.func.vmap against a loop of single calls",
+    "jacrev": "torch.func.jacrev against autograd",
 }
 CHECKS = {
     "forward": checks.check_forward,
@@ -49,9 +52,17 @@ CHECKS = {
     "gradgradcheck": gradchecks.check_gradgradcheck,
     "forward_ad": gradchecks.check_forward_ad,
     "as_written": gradchecks.check_as_written,
+    "opcheck": customops.check_opcheck,
+    "vmap": funcchecks.check_vmap,
+    "jacrev": funcchecks.check_jacrev,
 }
 # a failure of one of these makes forward AD meaningless too
 _FORWARD_CHECKS = ("forward", "input_mutation", "random_op", "nondeterminism")
+# checks that need only forward to work: a failing gradcheck does not skip them, nor do they skip others
+_FORWARD_ONLY = ("forward_ad", "opcheck", "vmap", "jacrev")
+_DOMAIN_NAMES = {"spd": "symmetric positive definite", "symmetric": "symmetric", "tril": "lower-triangular",
+                 "by_name": "structured (by parameter name: Cholesky factors lower-triangular, covariances "
+                            "positive definite, other square matrices symmetric)"}
 
 
 class Job(object):
@@ -68,7 +79,8 @@ class Job(object):
         self.opts = dict(DEFAULT_OPTIONS)
         self.explicit = {}
         self.once_differentiable = False
-        self.redraw = None  # seed -> raw inputs of another draw, or None when draws cannot differ
+        self.redraw = None  # seed -> another draw of the inputs (a Loaded), or None when they cannot differ
+        self.recipe = None  # how synthesized inputs are made
 
     def progress(self, message, percentage=None):
         ev = {"event": "progress", "message": message}
@@ -104,7 +116,7 @@ class Job(object):
         self.reporter.path = path
         if not os.path.isfile(path):
             raise Outcome("error", "bad_request", "✗ no such file: %s" % path)
-        if self.kind not in ("function_class", "callable", "call_site"):
+        if self.kind not in ("function_class", "callable", "call_site", "custom_op"):
             raise Outcome("error", "bad_request", "✗ bad request: unknown target kind %r" % (self.kind,))
         if req.get("cwd"):
             os.chdir(req["cwd"])
@@ -126,7 +138,9 @@ class Job(object):
         t = time.perf_counter()
         try:
             self.run_checks(subject)
-            self.other_draws(subject, loaded)
+            subject = self.next_cases(subject, loader, loaded)
+            subject = self.structured_inputs(subject, loader, loaded)
+            self.other_draws(subject)
             self.progress("done", 100)
         finally:
             self.timings["checks_s"] = time.perf_counter() - t
@@ -170,24 +184,33 @@ class Job(object):
             if kind == "expression":
                 raw = as_tuple(loader.evaluate(spec.get("source"), seed))
                 source, synth = "expression", None
-                self.redraw = lambda s: as_tuple(loader.evaluate(spec.get("source"), s))
+                self.redraw = lambda s: loaded.with_inputs(as_tuple(loader.evaluate(spec.get("source"), s)))
             elif kind == "synthesize":
                 raw, synth, recipe = synthesize(loaded.fn, loaded.fclass, spec, self.opts, self.reporter)
                 source = "synthesized"
-                self.redraw = recipe.make
+                self.recipe = recipe
+                self.redraw = lambda s: loaded.with_inputs(self.recipe.make(s))
             elif kind == "call_site":
                 raise Outcome("error", "bad_request", "✗ bad request: call_site inputs need a call_site target")
             else:
                 raise Outcome("error", "bad_request", "✗ bad request: unknown inputs kind %r" % (kind,))
         self.source = source
-        subject = prepare(loaded.fn, loaded.fclass, loaded.names, raw, source, self.opts, self.reporter,
-                          synth=synth, grad_outputs=loaded.grad_outputs, notes=self.result["notes"])
-        subject.captured = loader.captured
-        subject.raw = raw
+        subject = self._prepare(loaded.with_inputs(raw), loader, synth)
         self.result["inputs"] = subject.infos
         self.result["options"] = dict(self.opts)
         if synth is not None:
             self.result["synthesis"] = synth
+        return subject
+
+    def _prepare(self, loaded, loader, synth=None):
+        subject = prepare(loaded.fn, loaded.fclass, loaded.names, loaded.raw_inputs, self.source, self.opts,
+                          self.reporter, synth=synth, grad_outputs=loaded.grad_outputs, notes=self.result["notes"])
+        subject.captured = loader.captured
+        subject.raw = loaded.raw_inputs
+        subject.op = loaded.op
+        # a sampler is checked with its random numbers fixed; a call site is checked as written
+        subject.may_reseed = self.source != "call_site"
+        self.result["inputs"] = subject.infos
         return subject
 
     def _call_site_options(self, kwargs):
@@ -220,16 +243,24 @@ class Job(object):
         want_fw = opts["check_forward_ad"]
         run_fw = (subject.fclass is not None and defines(subject.fclass, "jvp")) if want_fw == "auto" else bool(want_fw)
         plan = [("forward", None), ("sensitivity", None)]
-        if opts["check_input_mutation"]:
+        no_autograd = None
+        if subject.op is not None and not customops.has_autograd(subject.op):
+            no_autograd = "the op registers no gradient formula (register_autograd): only opcheck runs"
+        # a custom op declares what it mutates: opcheck's schema test checks that, not this
+        if opts["check_input_mutation"] and subject.op is None:
             plan.append(("input_mutation", None))
         if opts["check_random"]:
             plan.append(("random_op", None))
         if opts["check_nondeterminism"]:
-            plan.append(("nondeterminism", None))
-        plan.append(("gradcheck", None))
-        plan.append(("gradgradcheck", gg_skip))
+            plan.append(("nondeterminism", no_autograd))
+        plan.append(("gradcheck", no_autograd))
+        plan.append(("gradgradcheck", no_autograd or gg_skip))
         if run_fw:
             plan.append(("forward_ad", None))
+        if funcchecks.declares_func_support(subject):
+            plan += [("vmap", None), ("jacrev", None)]
+        if subject.op is not None and opts["opcheck"]:
+            plan.append(("opcheck", None))
         promoted = any(i.get("promoted_from") and i.get("requires_grad") for i in subject.infos)
         if promoted and self.kind == "call_site" and opts["check_low_precision"]:
             plan.append(("as_written", None))
@@ -241,7 +272,8 @@ class Job(object):
         blocked = None  # why the remaining checks are skipped
         fw_blocked = None  # forward_ad only depends on forward
         for step, (name, skip) in enumerate(plan):
-            reason = fw_blocked if name == "forward_ad" else blocked
+            # forward AD and opcheck depend only on forward, not on backward's results
+            reason = fw_blocked if name in _FORWARD_ONLY else blocked
             if reason or skip:
                 rec = self._skip(name, reason or skip)
                 if name == "gradgradcheck" and not reason and self.once_differentiable \
@@ -250,12 +282,69 @@ class Job(object):
                 continue
             self.progress(CHECK_LABELS.get(name, name), 5 + 80.0 * step / len(plan))
             rec = self._run_check(name, subject)
-            if rec["status"] in ("fail", "error"):
+            if rec["status"] in ("fail", "error") and name not in _FORWARD_ONLY:
                 blocked = "skipped: %s %s" % (name.replace("_", " "), "failed" if rec["status"] == "fail" else "raised")
                 if name in _FORWARD_CHECKS:
                     fw_blocked = blocked
 
-    def other_draws(self, subject, loaded):
+    def next_cases(self, subject, loader, loaded):
+        """A parametrized test whose case proves nothing here (the Jacobian is zero, e.g.
+        ``k=0``) is checked on its next case instead, up to a few."""
+        for _ in range(6):
+            sensitivity = next((c for c in self.checks if c["name"] == "sensitivity"), None)
+            if self.source != "call_site" or sensitivity is None or sensitivity["status"] != "pass" \
+                    or sensitivity["details"].get("responds_to"):
+                return subject
+            case = dict(self.result["target"].get("case") or {})
+            loaded = loader.recapture(self.opts["seed"], loader.case_index + 1) if case else None
+            if loaded is None:
+                return subject
+            self.result["notes"].append("the case %s proves nothing (no output moves with the inputs); "
+                                        "checked the next case" % ", ".join("%s=%s" % kv for kv in case.items()))
+            self.checks = []
+            subject = self._prepare(loaded, loader)
+            self.result["inputs"] = subject.infos
+            self.run_checks(subject)
+        return subject
+
+    def structured_inputs(self, subject, loader, loaded):
+        """gradcheck failed on general square matrices: does it pass on symmetric positive definite,
+        symmetric or lower-triangular ones? Then the backward assumes that structure (a covariance,
+        a Cholesky factor); the run is checked on such inputs, and says so."""
+        first = next((c for c in self.checks if c["name"] == "gradcheck"), None)
+        if self.recipe is None or first is None or first["status"] != "fail" \
+                or first.get("verdict") != "wrong_gradient" or (first["details"].get("pattern") or {}).get("kind") \
+                in ("scale", "sign", "zero", "swap", "transposed"):
+            return subject
+        square = any(len(s) >= 2 and s[-1] == s[-2] for s in self.recipe.shapes)
+        if not square:
+            return subject
+        for domain in STRUCTURED:
+            recipe = self.recipe.with_domain(domain)
+            try:
+                trial = self._prepare(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
+            except Outcome:
+                continue
+            if subject.reseeded:
+                trial.reseed()
+            self._run_check("forward", trial, record=False)
+            if self._run_check("gradcheck", trial, record=False)["status"] != "pass":
+                continue
+            self.result["notes"].append(
+                "gradcheck fails for general square matrix inputs (%s) and passes for %s ones: the backward "
+                "assumes that structure, so the check uses such inputs" % (
+                    (first.get("message") or "").lstrip("✗ "), _DOMAIN_NAMES[domain]))
+            self.recipe = recipe
+            self.checks = []
+            subject = self._prepare(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
+            if self.result.get("synthesis"):
+                self.result["synthesis"]["domain"] = domain
+            self.run_checks(subject)
+            return subject
+        self.result["inputs"] = subject.infos
+        return subject
+
+    def other_draws(self, subject):
         """gradcheck again on other draws of the inputs: the first draw may sit on a kink.
 
         Synthesized inputs get a second draw always (and a third when the two disagree);
@@ -275,7 +364,7 @@ class Job(object):
                 break
             self.progress("gradcheck on draw %d" % (k + 1), 88 + 5 * k)
             try:
-                raw = self.redraw(seed + k)
+                drawn = self.redraw(seed + k)
             except Outcome as oc:
                 self.result["notes"].append("no other draw of the inputs: %s" % oc.summary)
                 return
@@ -283,13 +372,15 @@ class Job(object):
                 self.result["notes"].append("no other draw of the inputs: %s: %s"
                                             % (type(e).__name__, first_line(exc_text(e, 200))))
                 return
-            if raw is None or _same_inputs(raw, subject.raw):
+            if drawn is None or _same_inputs(drawn.raw_inputs, subject.raw):
                 if k == 1:
                     self.result["notes"].append("the inputs are the same on every draw (not random): one draw")
                 return
-            other = prepare(loaded.fn, loaded.fclass, loaded.names, raw, self.source, self.opts, self.reporter,
-                            grad_outputs=loaded.grad_outputs)
+            other = prepare(drawn.fn, drawn.fclass, drawn.names, drawn.raw_inputs, self.source, self.opts,
+                            self.reporter, grad_outputs=drawn.grad_outputs)
             other.captured = subject.captured
+            if subject.reseeded:
+                other.reseed()
             self._run_check("forward", other, record=False)
             rec = self._run_check("gradcheck", other, label="gradcheck (draw %d)" % (k + 1))
             rec["details"]["draw"] = {"seed": seed + k, "inputs": other.infos}
@@ -370,5 +461,10 @@ def validate_options(o):
     for k in ("fast_mode", "gradgradcheck", "check_forward_ad"):
         if o[k] not in ("auto", True, False):
             raise Outcome("error", "bad_request", "✗ bad request: option %s must be \"auto\", true or false" % k)
-    if not isinstance(o["strict"], bool):
-        raise Outcome("error", "bad_request", "✗ bad request: option strict must be true or false")
+    for k in ("strict", "opcheck"):
+        if not isinstance(o[k], bool):
+            raise Outcome("error", "bad_request", "✗ bad request: option %s must be true or false" % k)
+    tests = o["opcheck_tests"]
+    if tests is not None and (not isinstance(tests, list) or not set(tests) <= set(customops.OPCHECK_TESTS)):
+        raise Outcome("error", "bad_request", "✗ bad request: option opcheck_tests must list some of %s"
+                      % ", ".join(customops.OPCHECK_TESTS))

@@ -31,6 +31,12 @@ class Loaded(object):
         self.raw_inputs = raw_inputs  # the captured call's inputs (call_site), else None
         self.grad_outputs = grad_outputs
         self.call_kwargs = call_kwargs or {}
+        self.op = None  # a torch.library custom op (the fn itself), when the target is one
+
+    def with_inputs(self, raw_inputs):
+        loaded = Loaded(self.fn, self.fclass, self.names, raw_inputs, self.grad_outputs, self.call_kwargs)
+        loaded.op = self.op
+        return loaded
 
 
 class Loader(object):
@@ -42,6 +48,7 @@ class Loader(object):
         self.kind = self.target.get("kind")
         self.path = reporter.path
         self.captured = None
+        self.case_index = 0  # which parametrize case reached the call
         self._patched = []
 
     # -- import -----------------------------------------------------------------------
@@ -66,6 +73,11 @@ class Loader(object):
         name, root = self.module_name()
         if root is not None and root not in sys.path:
             sys.path.insert(0, root)
+        if (self.req.get("module") or {}).get("reuse") and self.kind != "call_site":
+            module = self.imported(name)
+            if module is not None:
+                self.result["target"]["module"] = module.__name__
+                return module
         if "." not in name and name in sys.modules:
             name = "_gradlint_target_" + name
         self.result["target"]["module"] = name
@@ -87,10 +99,27 @@ class Loader(object):
             raise
         except Exception as e:
             oc = self.reporter.user_exception(e, "import", "import of %s" % name)
-            oc.summary = "✗ %s while importing %s: %s" % (
-                type(e).__name__, name, first_line(exc_text(e)))
+            if oc.verdict != "missing_dependency":
+                oc.summary = "✗ %s while importing %s: %s" % (type(e).__name__, name, first_line(exc_text(e)))
             raise oc
         return module
+
+    def imported(self, name):
+        """In-process runs: the module as this process imports it (reused when it already
+        is), or None when ``name`` is some other file."""
+        module = sys.modules.get(name)
+        try:
+            if module is None:
+                spec = importlib.util.find_spec(name)
+                if spec is None or not spec.origin or realpath(spec.origin) != realpath(self.path):
+                    return None
+                module = importlib.import_module(name)
+        except Exception as e:
+            oc = self.reporter.user_exception(e, "import", "import of %s" % name)
+            oc.summary = "✗ %s while importing %s: %s" % (type(e).__name__, name, first_line(exc_text(e)))
+            raise oc
+        f = getattr(module, "__file__", None)
+        return module if f and realpath(f) == realpath(self.path) else None
 
     # -- call-site capture --------------------------------------------------------------
 
@@ -150,7 +179,7 @@ class Loader(object):
             d[attr] = val
         self._patched = []
 
-    def call_enclosing(self, module, enclosing):
+    def call_enclosing(self, module, enclosing, first_case=0):
         parts = enclosing.split(".")
         try:
             obj = module
@@ -176,7 +205,9 @@ class Loader(object):
                 "this module; declare inputs with `# gradlint: inputs=...`"
                 % (parts[-1] if len(parts) == 1 else enclosing, ", ".join(needs)))
         first_error = None
-        for kwargs in cases:
+        for index, kwargs in enumerate(cases):
+            if index < first_case:
+                continue
             try:
                 if inspect.iscoroutinefunction(bound):
                     import asyncio
@@ -185,8 +216,10 @@ class Loader(object):
                 else:
                     bound(**kwargs)
             except Captured:
-                if kwargs:
-                    self.result["target"]["case"] = dict((k, _short_repr(v)) for k, v in kwargs.items())
+                self.case_index = index
+                shown = self._case_names()
+                if shown:
+                    self.result["target"]["case"] = dict((k, _short_repr(v)) for k, v in kwargs.items() if k in shown)
                 return
             except Outcome:
                 raise
@@ -196,6 +229,9 @@ class Loader(object):
                 first_error = first_error or e
         if first_error is not None and isinstance(first_error, Exception):
             raise self.reporter.user_exception(first_error, "enclosing", enclosing)
+
+    def _case_names(self):
+        return set(n for names, _source in self.target.get("parametrize") or [] for n in names)
 
     def _cases(self, module, needs, enclosing):
         """Keyword arguments for a parametrized test: its cases (and same-module fixtures)."""
@@ -288,6 +324,15 @@ class Loader(object):
             raise Outcome("no_inputs", None,
                           "the gradcheck call at line %s was not reached while running %s%s"
                           % (self.target.get("line"), where, hint))
+        loaded = self._captured_call()
+        t["variant"] = self.captured["variant"]
+        t["line_reached"] = self.captured["line"]
+        if loaded.fclass is not None:
+            t["function_class"] = loaded.fclass.__qualname__
+        return loaded
+
+    def _captured_call(self):
+        """The captured call's function, inputs and options, as a Loaded."""
         cap = self.captured
         real = REAL[cap["variant"]]
         try:
@@ -299,17 +344,25 @@ class Loader(object):
         fn = a.pop("func")
         raw_inputs = a.pop("inputs")
         grad_outputs = a.pop("grad_outputs", None)
-        t["variant"] = cap["variant"]
-        t["line_reached"] = cap["line"]
         fclass = None
         fc = getattr(fn, "__self__", None)
         if isinstance(fc, type) and issubclass(fc, torch.autograd.Function):
             fclass = fc
-            t["function_class"] = fc.__qualname__
         return Loaded(fn, fclass, param_names(fn, fclass), as_tuple(raw_inputs), grad_outputs, a)
 
     def _load_named(self, module):
         t = self.result["target"]
+        if self.kind == "custom_op":
+            from . import customops
+
+            op = customops.resolve(module, self.target, self.resolve)
+            t["op"] = customops.op_name(op)
+            self.reporter.op_locations = customops.locations(op, dict(self.target, file=self.path))
+            names = [a.name for a in customops.schema(op).arguments if not a.kwarg_only] \
+                if customops.schema(op) is not None else []
+            loaded = Loaded(op, None, names)
+            loaded.op = op
+            return loaded
         qualname = self.target.get("qualname")
         if not qualname or not isinstance(qualname, str):
             raise Outcome("error", "bad_request", "✗ bad request: target.qualname is missing")
@@ -334,9 +387,10 @@ class Loader(object):
             raise Outcome("error", "target_not_found", "✗ `%s` is not callable" % qualname)
         return Loaded(fn, fclass, param_names(fn, fclass))
 
-    def recapture(self, seed):
-        """The call's inputs drawn again with another seed (None when the call cannot be reached
-        again: a module-level call would need a fresh import)."""
+    def recapture(self, seed, case=None):
+        """The call's inputs drawn again with another seed, or from a later parametrize case
+        (None when the call cannot be reached again: a module-level call would need a fresh
+        import, and a test without more cases has no next case)."""
         enclosing = self.target.get("enclosing")
         if self.kind != "call_site" or not enclosing:
             return None
@@ -344,14 +398,14 @@ class Loader(object):
         self.install_interceptor()
         try:
             torch.manual_seed(seed)
-            self.call_enclosing(self.module, enclosing)
+            self.call_enclosing(self.module, enclosing, self.case_index if case is None else case)
+        except Outcome:
+            return None
         finally:
             self.uninstall_interceptor()
         if self.captured is None:
             return None
-        real = REAL[self.captured["variant"]]
-        bound = inspect.signature(real).bind(*self.captured["args"], **self.captured["kwargs"])
-        return as_tuple(bound.arguments["inputs"])
+        return self._captured_call()
 
     def evaluate(self, source, seed):
         """The value of a declared inputs expression, evaluated in the module's namespace."""

@@ -7,6 +7,7 @@ gradlint's, is reported as such, and never as the user's exception.
 """
 
 import re
+import sys
 import traceback
 
 from .text import exc_text, exc_type, first_line, nbytes
@@ -45,11 +46,15 @@ def is_memory_error(exc):
 
 _USER_PHASES = ("forward", "backward", "setup_context", "jvp", "vjp", "vmap")
 # what torch says, from its C++ engine, about a user's Function (no user frame in the traceback)
-_ABOUT_USER_CODE = ("Backward", "backward", "does not require grad", "returned an incorrect number",
-                    "invalid gradient", "modified by an inplace operation", "leaf Variable", "mark_dirty",
-                    "save_for_backward", "saved_tensors", "setup_context", "jvp", "vmap", "Function",
-                    "differentiate twice", "appears to not have been used", "expected Variable",
-                    "is not a Tensor", "grad_fn")
+_ABOUT_USER_CODE = (
+    "Backward returned", "returned an incorrect number of gradients", "returned an invalid gradient",
+    "does not require grad and does not have a grad_fn", "modified by an inplace operation",
+    "leaf Variable that requires grad", "mark_dirty", "save_for_backward", "saved_tensors", "setup_context",
+    "implement the jvp", "implement either the backward or vjp", "vmap support", "differentiate twice",
+    "appears to not have been used in the graph", "expected Variable or None", "gradient different than None",
+    "handle undefined output grads", "Legacy autograd function", "no autograd formula was registered",
+    "custom operator", "is not defined as mutable", "no fake impl registered",
+)
 
 
 def is_users(exc, reporter):
@@ -76,6 +81,7 @@ class Reporter(object):
         self.path = None
         self.fclass = None
         self.call_line = None
+        self.op_locations = {}  # a custom op's "op", "backward", "setup_context", "fake" definitions
 
     def user_frames(self, exc):
         frames = []
@@ -106,6 +112,10 @@ class Reporter(object):
         if info and info.get("traceback"):
             f = info["traceback"][-1]
             return {"file": f["file"], "line": f["line"], "function": f["function"], "reason": "raised here"}
+        if self.op_locations:
+            loc = self.op_locations.get({"forward": "op", "jvp": "backward"}.get(why, why)) or self.op_locations.get("op")
+            if loc is not None:
+                return dict(loc)
         if why in ("backward", "forward", "jvp", "setup_context", "vmap") and self.fclass is not None:
             loc = method_def(self.fclass, why)
             if loc is None and why == "backward":
@@ -136,6 +146,13 @@ class Reporter(object):
             what = where
         label = "%s in %s" % (info["type"].split(".")[-1], what or where)
         msg = first_line(info["message"])
+        if isinstance(exc, ImportError):
+            # the interpreter lacks a module the code needs: the environment, not the gradients
+            return Outcome(
+                "error", "missing_dependency",
+                "✗ cannot run here: %s (%s in %s); install it in %s, or pass another --python"
+                % (msg, info["type"].split(".")[-1], what or where, sys.executable),
+                info["message"], exception=info, location=self.location_for(where, info))
         return Outcome(
             "error", "exception", "✗ %s: %s" % (label, msg), info["message"],
             exception=info, location=self.location_for(where, info),

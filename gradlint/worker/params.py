@@ -13,6 +13,7 @@ import textwrap
 
 import torch
 
+from . import callers
 from .introspect import uses_setup_context
 
 TENSOR = "tensor"  # a floating tensor; requires grad unless backward returns None for it
@@ -20,6 +21,8 @@ INDEX = "index"  # an int64 tensor of indices into another input
 MASK = "mask"  # a bool tensor shaped like the first input
 INT, FLOAT, BOOL, STR, NONE = "int", "float", "bool", "str", "none"
 DEFAULT = "default"  # keep the parameter's default
+SIZE = "size"  # a torch.Size (the shape of the first tensor)
+INT_TENSOR = "int_tensor"  # a 0-d int64 tensor (a dim saved for backward, read with .item())
 SEQUENCE, CALLABLE, OBJECT = "sequence", "callable", "object"  # cannot be made up
 UNSUPPORTED = (SEQUENCE, CALLABLE, OBJECT)
 
@@ -37,6 +40,11 @@ _INDEX_METHODS = {  # method/function -> which positional argument is an index t
     "index_add": 1, "index_copy": 1, "index_fill": 1, "take_along_dim": 1, "take": 0,
     "one_hot": 0, "nll_loss": 1, "cross_entropy": 1, "embedding": 0, "bincount": 0,
 }
+# functions whose first argument (after the tensor, for methods) is a size
+_SIZE_FUNCTIONS = frozenset(("randn", "rand", "zeros", "ones", "empty", "full", "new", "new_zeros", "new_ones",
+                             "new_empty", "new_full", "expand", "view", "reshape", "broadcast_to"))
+_SIZE_FUNCTIONS_WITH_FILL = frozenset(("full", "new_full"))  # (size, fill_value)
+_SIZE_METHODS = frozenset(("expand", "view", "reshape", "broadcast_to"))  # torch.reshape(x, size)
 _DIM_NAMES = ("dim", "axis", "dims")
 _INT_NAMES = ("k", "n", "n_iter", "niter", "iters", "iterations", "max_iter", "num_iter", "steps",
               "order", "degree", "groups", "stride", "padding", "kernel_size", "size", "num_samples",
@@ -51,7 +59,9 @@ _BOOL_NAMES = ("training", "train", "inplace", "normalize", "normalized", "keepd
                "lower", "unbiased", "ceil_mode", "align_corners", "deterministic", "sorted", "largest")
 _STR_NAMES = ("mode", "method", "reduction", "padding_mode", "interpolation", "norm_type", "kind", "impl",
               "backend", "algorithm", "variant", "scheme")
-_INDEX_NAMES = ("target", "targets", "label", "labels", "index", "indices", "idx", "y_true", "ids", "tokens")
+_INDEX_NAMES = ("target", "targets", "label", "labels", "index", "indices", "idx", "y_true", "ids", "tokens",
+                 "which")
+_SIZE_NAMES = ("shape", "size", "sample_shape", "batch_shape", "out_shape", "output_shape")
 _MASK_NAMES = ("mask", "attention_mask", "attn_mask", "valid", "valid_mask")
 
 
@@ -78,7 +88,8 @@ class Param(object):
 class Evidence(object):
     def __init__(self):
         self.votes = {}  # name -> {kind: strength}
-        self.literals = {}  # name -> [str literals it is compared with]
+        self.literals = {}  # name -> [literals it is compared with]
+        self.called_with = {}  # name -> [values the module's own calls of the target pass]
 
     def vote(self, name, kind, strength=1):
         d = self.votes.setdefault(name, {})
@@ -119,9 +130,20 @@ class _Usage(ast.NodeVisitor):
         self.names = set(names)
         self.ev = evidence
         self.tensor_attrs = frozenset(dir(torch.Tensor))
+        self.calls = []  # (function name, [parameter or None per positional arg], {keyword: parameter})
 
     def _param(self, node):
         return node.id if isinstance(node, ast.Name) and node.id in self.names else None
+
+    def _root(self, node):
+        """The parameter an expression is built on: ``p``, ``p.unsqueeze(1)``, ``p[..., None].long()``."""
+        while True:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                node = node.func.value
+            elif isinstance(node, (ast.Attribute, ast.Subscript)):
+                node = node.value
+            else:
+                return self._param(node)
 
     def visit_keyword(self, node):
         p = self._param(node.value)
@@ -138,6 +160,11 @@ class _Usage(ast.NodeVisitor):
         callee = self._param(func)
         if callee:
             self.ev.vote(callee, CALLABLE, 5)
+        if isinstance(func, ast.Name) and not callee:
+            positional = [self._param(a) for a in node.args]
+            keywords = dict((k.arg, self._param(k.value)) for k in node.keywords if k.arg)
+            if any(positional) or any(keywords.values()):
+                self.calls.append((func.id, positional, keywords))
         if name == "range":
             for a in node.args:
                 p = self._param(a)
@@ -168,6 +195,17 @@ class _Usage(ast.NodeVisitor):
                 p = self._param(a)
                 if p:
                     self.ev.vote(p, INT, 3)
+        if name == "save_for_backward":  # only tensors (or None) can be saved
+            for a in node.args:
+                p = self._param(a)
+                if p:
+                    self.ev.vote(p, TENSOR, 4)
+        if name in _SIZE_FUNCTIONS:
+            args = node.args[1:] if name in _SIZE_METHODS and _module_call(func) else node.args
+            if args:
+                p = self._param(args[0])
+                if p and (len(args) == 1 or name in _SIZE_FUNCTIONS_WITH_FILL):
+                    self.ev.vote(p, SIZE, 4)
         index_at = _INDEX_METHODS.get(name) if name else None
         if index_at is not None:
             args = list(node.args)
@@ -179,15 +217,15 @@ class _Usage(ast.NodeVisitor):
                     if name == "take":
                         index_at = 0
             if 0 <= index_at < len(args):
-                p = self._param(args[index_at])
+                p = self._root(args[index_at])
                 if p:
                     self.ev.vote(p, INDEX, 5)
             for kw in node.keywords:
                 if kw.arg in ("index", "target", "indices"):
-                    p = self._param(kw.value)
+                    p = self._root(kw.value)
                     if p:
                         self.ev.vote(p, INDEX, 5)
-        if _module_call(func) and node.args:
+        if _module_call(func) and node.args and name not in _SIZE_FUNCTIONS:
             p = self._param(node.args[0])
             if p and index_at != 0:
                 self.ev.vote(p, TENSOR, 2)
@@ -243,6 +281,8 @@ class _Usage(ast.NodeVisitor):
                     self.ev.vote(p, BOOL, 2)
                 elif isinstance(b, ast.Constant) and isinstance(b.value, (int, float)):
                     self.ev.vote(p, FLOAT if isinstance(b.value, float) else INT, 1)
+                    if isinstance(op, (ast.Eq, ast.NotEq)):  # `mode == 0`: 0 is a value it takes
+                        self.ev.literals.setdefault(p, []).append(b.value)
         self.generic_visit(node)
 
     def _truth(self, node):
@@ -278,6 +318,34 @@ class _Usage(ast.NodeVisitor):
         if p:
             self.ev.vote(p, SEQUENCE, 3)
         self.generic_visit(node)
+
+
+def helpers(function, calls, evidence, depth=0):
+    """Evidence from the module's own functions a parameter is passed to: ``int_to_mode(mode)``
+    compares it with 0..6, so ``mode`` is an int (one level of helpers, then one more)."""
+    namespace = getattr(inspect.unwrap(getattr(function, "__func__", function)), "__globals__", {})
+    for name, positional, keywords in calls:
+        helper = namespace.get(name)
+        if not inspect.isfunction(helper) or getattr(helper, "__module__", "").startswith("torch"):
+            continue
+        try:
+            helper_params = list(inspect.signature(helper).parameters)
+        except (TypeError, ValueError):
+            continue
+        mapping = dict((helper_params[i], p) for i, p in enumerate(positional) if p and i < len(helper_params))
+        mapping.update((k, p) for k, p in keywords.items() if p and k in helper_params)
+        tree = _source_tree(helper)
+        if not mapping or tree is None:
+            continue
+        inner = Evidence()
+        usage = _Usage(list(mapping), inner)
+        usage.visit(tree)
+        if depth < 1:
+            helpers(helper, usage.calls, inner, depth + 1)
+        for helper_name, ours in mapping.items():
+            for kind, strength in (inner.votes.get(helper_name) or {}).items():
+                evidence.vote(ours, kind, max(1, strength - 1))
+            evidence.literals.setdefault(ours, []).extend(inner.literals.get(helper_name, []))
 
 
 def _none_gradient_positions(backward):
@@ -377,6 +445,8 @@ def _name_kind(name):
         return BOOL
     if low in _STR_NAMES or low.endswith("_mode"):
         return STR
+    if low in _SIZE_NAMES:
+        return SIZE
     return None
 
 
@@ -435,7 +505,11 @@ def infer(fn, fclass):
     evidence = Evidence()
     tree = _source_tree(forward)
     if tree is not None:
-        _Usage(names, evidence).visit(tree)
+        usage = _Usage(names, evidence)
+        usage.visit(tree)
+        helpers(forward, usage.calls, evidence)
+    for name, values in callers.values_from_callers(fn, fclass).items():
+        evidence.called_with.setdefault(name, []).extend(values)
     no_grad = set()
     if fclass is not None and _defined_in_user_class(fclass, "backward"):
         none_at, _width = _none_gradient_positions(fclass.backward)
@@ -455,10 +529,22 @@ def _defined_in_user_class(fclass, name):
     return False
 
 
+def _value_kind(values):
+    """The kind every value a caller passes has in common (None: no common scalar kind)."""
+    kinds = set()
+    for v in values:
+        if v is None:
+            continue
+        kinds.add(BOOL if isinstance(v, bool) else INT if isinstance(v, int) else FLOAT if isinstance(v, float)
+                  else STR if isinstance(v, str) else SIZE if isinstance(v, tuple) else OBJECT)
+    return kinds.pop() if len(kinds) == 1 else None
+
+
 def _decide(p, evidence, no_grad):
     ann_kind, optional = _annotation_kind(p.annotation)
     ev_kind, strength = evidence.best(p.name)
     literals = evidence.literals.get(p.name, []) + _literal_values(p.annotation)
+    called = evidence.called_with.get(p.name, [])  # what the module's own calls pass
     has_default = p.default is not p.empty
     if p.kind == p.KEYWORD_ONLY:
         param = Param(p.name, DEFAULT, [p.default], why="keyword-only, default")
@@ -470,16 +556,23 @@ def _decide(p, evidence, no_grad):
                                                     and strength >= 3 and not no_grad)):
         return Param(p.name, DEFAULT, [p.default], why="default %r" % (p.default,))
     kind, why = None, ""
-    if ann_kind is not None:
+    named = _name_kind(p.name)
+    called_kind = _value_kind(called)
+    if ann_kind in (None, TENSOR) and no_grad and named in (INDEX, MASK) and ev_kind in (None, TENSOR, INDEX, MASK):
+        kind, why = named, "its name; backward returns None for it"
+    elif ann_kind is not None:
         kind, why = ann_kind, "annotation"
-    elif ev_kind in UNSUPPORTED + (STR, INDEX) and strength >= 2:
+    elif called_kind is not None and not (ev_kind == TENSOR and strength >= 3):
+        kind, why = called_kind, "the module calls it with %s" % ", ".join(repr(v) for v in called[:3])
+    elif ev_kind in UNSUPPORTED + (STR, INDEX, SIZE) and strength >= 2:
         kind, why = ev_kind, "used as %s in forward" % ev_kind
     elif ev_kind in (INT, FLOAT, BOOL) and strength >= 3:
         kind, why = ev_kind, "used as %s in forward" % ev_kind
     elif ev_kind == TENSOR and strength >= 2:
         kind, why = TENSOR, "used as a tensor in forward"
+        if no_grad and named == INT:  # `ctx.save_for_backward(x, dim)`, then `dim.item()`
+            kind, why = INT_TENSOR, "a tensor (saved for backward) holding an int, by its name"
     if kind is None:
-        named = _name_kind(p.name)
         if named is not None and not (named in (INT, FLOAT, BOOL, STR) and ev_kind == TENSOR and strength >= 2):
             kind, why = named, "its name"
         elif ev_kind is not None and strength >= 1 and ev_kind != NONE:
@@ -488,18 +581,31 @@ def _decide(p, evidence, no_grad):
             kind, why = TENSOR, "no other evidence"
     if kind == TENSOR and no_grad:
         why += "; backward returns None for it"
-    param = Param(p.name, kind, why=why, optional=optional or (ev_kind == NONE))
+    param = Param(p.name, kind, why=why, optional=optional or (ev_kind == NONE) or None in called)
     param.requires_grad = kind == TENSOR and not no_grad
-    if kind == INT:
-        param.candidates = int_candidates(p.name)
+    known = called + literals
+    if kind in (INT, INT_TENSOR):
+        param.candidates = _unique([v for v in known if isinstance(v, int) and not isinstance(v, bool)]
+                                   + int_candidates(p.name))
     elif kind == FLOAT:
-        param.candidates = float_candidates(p.name)
+        param.candidates = _unique([float(v) for v in known if isinstance(v, (int, float)) and not isinstance(v, bool)]
+                                   + float_candidates(p.name))
     elif kind == BOOL:
-        param.candidates = [False, True]
+        param.candidates = _unique([v for v in called if isinstance(v, bool)] + [False, True])
     elif kind == STR:
-        param.candidates = list(dict.fromkeys(literals))
+        param.candidates = _unique([v for v in known if isinstance(v, str)])
+    elif kind == SIZE:
+        param.candidates = _unique([v for v in called if isinstance(v, tuple)])
     elif kind == NONE:
         param.candidates = [None]
     if param.optional and kind not in (NONE,):
         param.candidates.append(None)
     return param
+
+
+def _unique(values):
+    out = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out

@@ -21,7 +21,9 @@ VERDICTS = (
     "random_op", "nondeterministic_backward", "not_twice_differentiable",
     "low_precision_input", "undefined_grad", "batched_grad", "gradcheck_failed",
     "exception", "bad_inputs", "bad_request", "target_not_found",
-    "worker_unavailable", "vacuous", "draw_dependent",
+    "worker_unavailable", "vacuous", "draw_dependent", "missing_dependency",
+    "approximate_gradient", "op_schema", "op_autograd_registration", "op_fake_tensor", "op_compile",
+    "vmap_mismatch", "jacrev_mismatch",
 )
 
 DEFAULT_LIMITS = {
@@ -54,6 +56,8 @@ DEFAULT_OPTIONS = {
     "num_threads": None,
     "strict": False,
     "draws": 2,
+    "opcheck": True,
+    "opcheck_tests": None,
 }
 # gradcheck/gradgradcheck keywords a call site may carry that map onto options
 CALL_SITE_OPTIONS = (

@@ -22,6 +22,10 @@ class Subject(object):
         self.go_base = grad_outputs
         self.opts = opts
         self.reporter = reporter
+        self.op = None  # the custom op, when the target is one
+        self.op_locations = reporter.op_locations
+        self.reseeded = False
+        self.may_reseed = False  # a random forward is checked with its random numbers fixed
         # filled in by the forward check
         self.out_count = None
         self.diff_out = []
@@ -38,6 +42,20 @@ class Subject(object):
     def call(self, inputs):
         torch.manual_seed(self.opts["seed"])
         return self.fn(*inputs)
+
+    def reseed(self):
+        """Make a random forward (a sampler) deterministic: the RNG is reseeded before every call,
+        so every evaluation gradcheck makes sees the same random numbers."""
+        if self.reseeded:
+            return
+        fn, seed = self.fn, self.opts["seed"]
+
+        def reseeded(*args):
+            torch.manual_seed(seed)
+            return fn(*args)
+
+        self.fn = reseeded
+        self.reseeded = True
 
 
 def prepare(fn, fclass, names, raw, source, opts, reporter, synth=None, grad_outputs=None, notes=None):

@@ -11,6 +11,7 @@ The winning ``Recipe`` can make more draws of the same kind (another seed), or m
 another domain (e.g. small values, when the Jacobian at the first draw is all zero).
 """
 
+import re
 import time
 
 import torch
@@ -23,10 +24,29 @@ from .text import exc_text, first_line
 MAX_ATTEMPTS = 240
 MAX_SECONDS = 20.0
 DOMAINS = ("signed", "small", "positive", "unit", "simplex", "unit_norm", "spd")
+# when gradcheck fails on general square matrices: inputs the backward may assume
+STRUCTURED = ("by_name", "spd", "symmetric", "tril")
+_TRIANGULAR_NAMES = ("chol", "cholesky", "tril", "scale_tril", "l", "lower", "root")
+_SPD_NAMES = ("cov", "covar", "covariance", "precision", "gram", "kernel", "k", "sigma", "hessian", "spd")
+
+
+def structure_by_name(name):
+    """The structure a square matrix parameter's name asks for: `chol` lower-triangular,
+    `cov` symmetric positive definite, anything else symmetric."""
+    low = name.lower()
+    parts = set(low.replace("-", "_").split("_"))
+    if parts & set(_TRIANGULAR_NAMES) or low.startswith("chol") or low.endswith("_tril"):
+        return "tril"
+    if parts & set(_SPD_NAMES) or "covar" in low:
+        return "spd"
+    return "symmetric"
 _DOMAIN_WORDS = ("positive", "domain", "cholesky", "singular", "invertible", "nan", "inf", "invalid value",
                  "linalg", "negative", "must be >", "must be non", "out of bounds", "sqrt", "log")
 # exceptions no input can avoid: a bug in the code, not a bad guess of inputs
 _CODE_BUGS = (NameError, UnboundLocalError, ImportError, SyntaxError, ZeroDivisionError)
+# what torch raises, whatever the inputs, about a misused API
+_TORCH_SAYS_CODE_BUG = ("custom operator", "is not defined as mutable", "save_for_backward can only save",
+                        "Legacy autograd function", "setup_context", "mark_dirty")
 
 
 def _shape_strategies(n):
@@ -39,9 +59,12 @@ def _shape_strategies(n):
         [(4,)] * n,
         [(3, 4)] + [(4,)] * (n - 1),
         [(3, 4)] + [()] * (n - 1),
+        [(4,)] + [(4, 4)] * (n - 1),  # a vector and matrices (natural parameters, covariances)
+        [(4, 4)] + [(4,)] * (n - 1),
         [(4, 4)] * n,
         [(2, 4, 4)] * n,
         [(3, 3)] * n,
+        [(2, 3, 3)] * n,
         [(2, 3)] * n,
         [(2, 4)] * n,
         [(2, 6)] * n,
@@ -76,6 +99,12 @@ def domain_values(shape, gen, domain):
         return p / p.sum(dim=-1, keepdim=True) if len(shape) else p
     if domain == "unit_norm":
         return v / v.norm(dim=-1, keepdim=True) if len(shape) else v.sign()
+    if domain in ("symmetric", "tril"):
+        if len(shape) >= 2 and shape[-1] == shape[-2]:
+            if domain == "symmetric":
+                return (v + v.transpose(-1, -2)) / 2
+            return torch.tril(v, -1) + torch.diag_embed(v.diagonal(dim1=-2, dim2=-1).abs() + 1.0)
+        return v
     if domain == "spd":
         if len(shape) >= 2 and shape[-1] == shape[-2]:
             n = shape[-1]
@@ -109,12 +138,20 @@ class Recipe(object):
                     args.append(p.candidates[0])  # positional: passed explicitly, shown in the report
                 continue
             if p.kind == P.TENSOR:
-                t = domain_values(next(shapes), gen, self.domain if p.requires_grad else "signed")
+                domain = self.domain if p.requires_grad else "signed"
+                if domain == "by_name":
+                    domain = structure_by_name(p.name)
+                t = domain_values(next(shapes), gen, domain)
                 if first is None:
                     first = t
                 args.append(t.requires_grad_(p.requires_grad))
             elif p.kind == P.INDEX:
                 args.append(_index_tensor(first, gen, self.index_variant))
+            elif p.kind == P.SIZE:
+                given = self.values.get(p.name)
+                args.append(torch.Size(given) if given else torch.Size(first.shape if first is not None else (3, 4)))
+            elif p.kind == P.INT_TENSOR:
+                args.append(torch.tensor(self.values[p.name]))
             elif p.kind == P.MASK:
                 base = first if first is not None else torch.zeros(3, 4)
                 m = torch.rand(base.shape, generator=gen) < 0.7
@@ -145,7 +182,8 @@ def _index_tensor(first, gen, variant):
 
 def _scalar_assignments(params):
     """Values for the non-tensor parameters: the first candidates, then one change at a time."""
-    chosen = [p for p in params if p.kind in (P.INT, P.FLOAT, P.BOOL, P.STR, P.NONE)]
+    chosen = [p for p in params if p.kind in (P.INT, P.FLOAT, P.BOOL, P.STR, P.NONE, P.INT_TENSOR)
+              or (p.kind == P.SIZE and p.candidates)]
     base = dict((p.name, p.candidates[0]) for p in chosen if p.candidates)
     yield dict(base)
     for p in chosen:
@@ -185,6 +223,24 @@ def _responds(fn, args, out, seed):
     return False
 
 
+_BATCH_SHAPE = re.compile(r"\b[BNLbn]\s*[x×]\s*(\d+)(?:\s*[x×]\s*(\d+))?(?:\s*[x×]\s*(\d+))?")
+_LAST_DIM = re.compile(r"last (?:dim|dimension|axis)\w*(?: size)? (?:should|must|to) be (?:of size )?(\d+)", re.I)
+
+
+def shape_hints(message):
+    """Shapes an error message asks for: "a Bx3x3 batch" → (2, 3, 3); "last dim should be 4" → (2, 4)."""
+    hints = []
+    for m in _BATCH_SHAPE.finditer(message):
+        dims = tuple(int(d) for d in m.groups() if d)
+        if dims and all(0 < d <= 64 for d in dims):
+            hints.append((2,) + dims)
+    for m in _LAST_DIM.finditer(message):
+        d = int(m.group(1))
+        if 0 < d <= 64:
+            hints += [(3, d), (2, 3, d)]
+    return hints
+
+
 def _looks_like_domain(exc):
     text = str(exc).lower()
     return isinstance(exc, ValueError) or any(w in text for w in _DOMAIN_WORDS)
@@ -201,7 +257,9 @@ def _unsupported(params):
 
 def synthesize(fn, fclass, spec, opts, reporter):
     """(args, info, recipe) for ``fn``, or an Outcome (no_inputs, or the code's own bug)."""
-    params = P.infer(fn, fclass)
+    from . import customops
+
+    params = customops.schema_params(fn) if customops.is_op(fn) else P.infer(fn, fclass)
     if params is None:
         raise Outcome("no_inputs", None,
                       "cannot read the signature of the target; declare inputs with `# gradlint: inputs=...`")
@@ -245,6 +303,7 @@ class _Search(object):
         self.errors = []  # (exception, "Type: first line")
         self.nonfinite = 0
         self.vacuous = None  # the first recipe forward accepts, though its outputs do not move
+        self.hints = []  # shapes named by error messages ("Bx3x3", "last dim should be 4")
         self.started = time.monotonic()
 
     def exhausted(self):
@@ -252,8 +311,18 @@ class _Search(object):
 
     def run(self, strategies, seed):
         variants = (0, 1) if any(p.kind == P.INDEX for p in self.params) else (0,)
+        n = len(strategies[0]) if strategies else 0
         for values in _scalar_assignments(self.params):
-            for shapes in strategies:
+            queue = list(strategies)
+            position = 0
+            while position < len(queue):
+                for hinted in reversed(self.hinted_shapes(n)):  # shapes an error message asked for: next
+                    if hinted not in queue[:position]:
+                        if hinted in queue:
+                            queue.remove(hinted)
+                        queue.insert(position, hinted)
+                shapes = queue[position]
+                position += 1
                 for variant in variants:
                     recipe = self.try_domains(values, shapes, variant, seed)
                     if recipe is not None:
@@ -261,6 +330,13 @@ class _Search(object):
                     if self.exhausted():
                         return self.vacuous
         return self.vacuous
+
+    def hinted_shapes(self, n):
+        out = []
+        while self.hints and n:
+            shape = self.hints.pop(0)
+            out.append([shape] * n)
+        return out
 
     def try_domains(self, values, shapes, variant, seed):
         for domain in DOMAINS:
@@ -285,6 +361,7 @@ class _Search(object):
             if is_memory_error(e):
                 raise self.reporter.user_exception(e, "forward")
             self.errors.append((e, "%s: %s" % (type(e).__name__, first_line(exc_text(e, 300)))))
+            self.hints.extend(s for s in shape_hints(str(e)) if s not in self.hints)
             return "domain" if _looks_like_domain(e) else "shape"
         if not _finite(out):
             self.nonfinite += 1
@@ -302,7 +379,9 @@ class _Search(object):
             texts = [t for _e, t in self.errors]
             first_exc = self.errors[0][0]
             same = len(set(texts)) == 1 and len(texts) > 1
-            if same and isinstance(first_exc, _CODE_BUGS + (AttributeError,)) and not _abstract(first_exc):
+            code_bug = isinstance(first_exc, _CODE_BUGS + (AttributeError,)) or any(
+                phrase in texts[0] for phrase in _TORCH_SAYS_CODE_BUG)
+            if same and code_bug and not _abstract(first_exc):
                 oc = self.reporter.user_exception(first_exc, "forward")
                 oc.extra["synthesis"] = {"attempts": self.attempts, "params": [p.describe() for p in self.params]}
                 return oc

@@ -6,7 +6,8 @@
   unless only kinks failed;
 - a gradgradcheck failure after first-order gradients matched is a **warning** (⚠ not
   twice differentiable), a failure only with ``strict`` or when the call site itself
-  asked for gradgradcheck;
+  asked for gradgradcheck; so is a gradcheck mismatch within 1% everywhere (an
+  approximation in forward or backward, ``approximate_gradient``);
 - a passing gradcheck where no output moves when the inputs move is **inconclusive**
   (vacuous), never a pass.
 """
@@ -14,6 +15,7 @@
 from .outcome import Outcome
 
 _KINK = "non_differentiable_point"
+_PROOFS = ("gradcheck", "gradgradcheck", "forward_ad", "vmap", "jacrev", "opcheck")  # named in a ✓ summary
 
 
 def apply_outcome(result, oc):
@@ -47,19 +49,27 @@ def _strip(summary):
     return summary[2:] if summary[:2] in ("✗ ", "✓ ", "⚠ ") else summary
 
 
+def _approximate(rec):
+    return rec.get("verdict") == "approximate_gradient"
+
+
 def conclude(result, records, opts):
     variant = (result.get("target") or {}).get("variant")
+    strict = bool(opts.get("strict"))
     draws = _draws(records)
+    if not strict and all(_approximate(d) for d in draws if d["status"] == "fail"):
+        # gradients within 1% everywhere: a warning, like second order
+        draws = [d for d in draws if not _approximate(d)]
     failed = [d for d in draws if d["status"] == "fail"]
-    second_order = None
+    warn = None  # the check that makes a passing run a warning
     for rec in records:
         if rec["status"] not in ("fail", "error") or rec["name"].startswith("gradcheck (draw"):
             continue
         if rec["name"] == "gradcheck" and rec["status"] == "fail" and len(draws) > 1:
             break  # judged over the draws below
-        if rec["name"] == "gradgradcheck" and rec["status"] == "fail" and variant != "gradgradcheck" \
-                and not opts.get("strict"):
-            second_order = second_order or rec
+        if not strict and (_approximate(rec) or (rec["name"] == "gradgradcheck" and rec["status"] == "fail"
+                                                 and variant != "gradgradcheck")):
+            warn = warn or rec
             continue
         _decide(result, rec)
         return
@@ -92,7 +102,7 @@ def conclude(result, records, opts):
         return
     result["status"] = "pass"
     result["verdict"] = "ok"
-    ran = [c["name"] for c in records if c["status"] == "pass" and c["name"] in ("gradcheck", "gradgradcheck", "forward_ad")]
+    ran = [c["name"] for c in records if c["status"] == "pass" and c["name"] in _PROOFS]
     n_draws = sum(1 for d in draws if d["status"] == "pass")
     if n_draws > 1 and "gradcheck" in ran:
         ran[ran.index("gradcheck")] = "gradcheck ×%d draws" % n_draws
@@ -106,9 +116,14 @@ def conclude(result, records, opts):
     for c in records:
         if c["status"] == "skipped" and c.get("verdict") == "not_twice_differentiable":
             result["notes"].append("second-order gradients not checked: backward is @once_differentiable")
-    if second_order is not None:
-        oc = _outcome_of(second_order)
-        result.update(status="warning", verdict=second_order.get("verdict") or "not_twice_differentiable",
+    if warn is not None and _approximate(warn):
+        oc = _outcome_of(warn)
+        result.update(status="warning", verdict="approximate_gradient", failed_check=warn["name"],
+                      summary="⚠ %s" % _strip(oc.summary), message=oc.message)
+        result["location"] = oc.extra.get("location")
+    elif warn is not None:
+        oc = _outcome_of(warn)
+        result.update(status="warning", verdict=warn.get("verdict") or "not_twice_differentiable",
                       failed_check="gradgradcheck",
                       summary="⚠ first-order gradients match; gradgradcheck fails: %s" % _strip(oc.summary),
                       message=(oc.message or "") + " Second order fails the run only with --strict (or when "

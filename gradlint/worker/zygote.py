@@ -12,20 +12,35 @@
    user code and a crash kills only the child. The zygote multiplexes the protocol, each
    child's event pipe and each child's captured stdout+stderr pipe, and enforces the
    per-run timeout and output cap.
+4. Leaves no process behind: the zygote and each run child are child subreapers, so
+   whatever a run starts (even in a session of its own, even orphaned) stays in the
+   zygote's process tree; when a run ends, everything it left running is killed
+   (``proctree``), and so is everything still running when the zygote exits.
 """
 
 import json
 import os
+import re
 import selectors
 import signal
 import sys
 import time
 
+from . import proctree
 from .protocol import DEFAULT_LIMITS, PROTOCOL_VERSION, STDERR_TAIL_BYTES, base_result, dumps, write_all
 from .text import first_line, fmt, nbytes, signal_name
 from .torch_setup import gradcheck_refs, import_torch, warm_up
 from .userframes import parse_faulthandler, user_roots
 
+
+
+_NATIVE_OOM = re.compile(r"(libgomp: Thread creation failed|std::bad_alloc|Cannot allocate memory)[^\n]*")
+
+
+def native_out_of_memory(tail):
+    """The line of a run's last output that says native code ran out of memory, or None."""
+    matches = list(_NATIVE_OOM.finditer(tail[-4096:]))
+    return first_line(matches[-1].group(0).strip()) if matches else None
 
 
 class _Run(object):
@@ -223,11 +238,18 @@ class Zygote(object):
             return
         if run.kill_reason is None:
             run.kill_reason = reason
-        for target in (lambda: os.killpg(run.pid, signal.SIGKILL), lambda: os.kill(run.pid, signal.SIGKILL)):
-            try:
-                target()
-            except OSError:
-                pass
+        try:
+            os.killpg(run.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        # what left the process group (setsid) is still below the run child (a subreaper)
+        proctree.stop_and_kill_tree(run.pid)
+
+    def _sweep(self):
+        """Kill every process below the zygote that no live run owns: what finished runs
+        left behind (orphans are re-parented to the zygote, a subreaper)."""
+        live = [pid for pid, run in self.by_pid.items() if run.exit_status is None]
+        proctree.kill_tree(self.pid, spare=live, reap=self._collect)
 
     def _read_result(self, run):
         while True:
@@ -285,25 +307,35 @@ class Zygote(object):
             pass
         setattr(run, attr, None)
 
-    def _reap(self):
-        while self.by_pid:
+    def _collect(self):
+        """Reap every exited child: runs (their status is kept) and adopted orphans.
+        Returns the runs that ended."""
+        ended = []
+        while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                return
+                return ended
             except InterruptedError:
                 continue
             if pid == 0:
-                return
+                return ended
             run = self.by_pid.pop(pid, None)
             if run is not None:
                 run.exit_status = status
                 run.exit_time = time.monotonic()
-                # drain whatever is still buffered in the pipes
-                if run.res_fd is not None:
-                    self._read_result(run)
-                if run.out_fd is not None:
-                    self._read_output(run)
+                ended.append(run)
+
+    def _reap(self):
+        ended = self._collect()
+        if ended:
+            self._sweep()  # before draining: what the runs left running must not write on
+        for run in ended:
+            # drain whatever is still buffered in the pipes
+            if run.res_fd is not None:
+                self._read_result(run)
+            if run.out_fd is not None:
+                self._read_output(run)
 
     def _deadlines(self):
         now = time.monotonic()
@@ -400,22 +432,24 @@ class Zygote(object):
                          summary="✗ crashed: the code exited the process with status %s%s" % (code, where),
                          message="The process running the check exited (status %s) before reporting a result, e.g. "
                                  "through os._exit()." % code)
+            native = native_out_of_memory(tail)
+            cap = limits.get("memory_bytes")
+            if native and cap:  # native code (OpenMP, C++) died at the memory cap, not the user's code
+                r.update(status="memory", summary="✗ out of memory: %s (cap %s)" % (native, nbytes(cap)),
+                         message="The run hit its memory cap in native code, which ended the process (%s). Use "
+                                 "smaller inputs or a larger memory limit." % native)
             r["crash"] = crash
         return r
 
     def kill_all(self):
         for run in list(self.runs.values()):
             self._kill(run, "shutdown")
+        proctree.kill_tree(self.pid, reap=self._collect)  # and whatever finished runs left
         deadline = time.monotonic() + 2.0
         while self.by_pid and time.monotonic() < deadline:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
+            self._collect()
+            if self.by_pid:
                 time.sleep(0.01)
-            else:
-                self.by_pid.pop(pid, None)
 
 
 
@@ -436,6 +470,7 @@ def main():
     if not hasattr(os, "fork"):
         announce({"event": "fatal", "reason": "the gradcheck worker needs os.fork (Linux or macOS)"})
         return 3
+    proctree.subreaper()  # orphans of runs are adopted here, not by init
     try:
         torch = import_torch()
     except ImportError as e:

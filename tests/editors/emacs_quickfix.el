@@ -1,7 +1,10 @@
 ;;; emacs_quickfix.el --- drive Emacs + eglot against `gradlint lsp' (batch mode)
 ;; Open a file, wait for gradlint's diagnostic (flymake), request the quick fix with
 ;; textDocument/codeAction, apply it, and wait for the diagnostic to clear.
-;; Environment: GRADLINT_PYTHON, GRADLINT_FILE, GRADLINT_RESULT, GRADLINT_DIAG_WAIT (seconds).
+;; The server comes from the configuration in GRADLINT_EMACS_CONFIG (the README's snippet),
+;; loaded first; `eglot' is then started as `M-x eglot' does.
+;; Environment: GRADLINT_EMACS_CONFIG, GRADLINT_FILE, GRADLINT_RESULT, GRADLINT_DIAG_WAIT (seconds).
+(load (getenv "GRADLINT_EMACS_CONFIG") nil t)
 (require 'eglot)
 (require 'json)
 (require 'python)
@@ -21,9 +24,7 @@
     (funcall predicate)))
 
 (condition-case err
-    (let* ((python (getenv "GRADLINT_PYTHON"))
-           (wait (string-to-number (or (getenv "GRADLINT_DIAG_WAIT") "20"))))
-      (setq eglot-server-programs `((python-mode . (,python "-m" "gradlint" "lsp"))))
+    (let* ((wait (string-to-number (or (getenv "GRADLINT_DIAG_WAIT") "20"))))
       (find-file (getenv "GRADLINT_FILE"))
       (python-mode)
       (apply #'eglot (eglot--guess-contact))

@@ -1,7 +1,8 @@
 -- Drives a real Neovim (headless) against `gradlint lsp`: open a file, wait for the
 -- diagnostics, request and apply the quick fix, and wait for the diagnostic to clear.
--- Arguments come from the environment: GRADLINT_PYTHON, GRADLINT_FILE, GRADLINT_RESULT.
-local python = os.getenv('GRADLINT_PYTHON')
+-- The language server is started by the configuration Neovim was started with (`-u`: the
+-- README's snippet), when the file is opened. Arguments come from the environment:
+-- GRADLINT_FILE, GRADLINT_RESULT, GRADLINT_DIAG_WAIT.
 local file = os.getenv('GRADLINT_FILE')
 local result_path = os.getenv('GRADLINT_RESULT')
 local wait_ms = tonumber(os.getenv('GRADLINT_DIAG_WAIT') or '20000')
@@ -17,19 +18,25 @@ end
 
 local function step(name) table.insert(result.steps, name) end
 
+local function clients(bufnr)
+  local found = {}
+  if vim.lsp.get_clients then  -- 0.10+
+    for _, c in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do table.insert(found, c) end
+  else
+    for _, c in pairs(vim.lsp.buf_get_clients(bufnr)) do table.insert(found, c) end
+  end
+  return found
+end
+
 vim.cmd('edit ' .. vim.fn.fnameescape(file))
 local bufnr = vim.api.nvim_get_current_buf()
-local client_id = vim.lsp.start_client({
-  name = 'gradlint',
-  cmd = { python, '-m', 'gradlint', 'lsp' },
-  root_dir = vim.fn.fnamemodify(file, ':h'),
-  init_options = { settings = { debounce = 50 } },
-})
-if not client_id then
-  result.error = 'could not start the language server'
+if not vim.wait(20000, function() return #clients(bufnr) > 0 end, 50) then
+  result.error = 'the configuration attached no language server'
   return finish(false)
 end
-vim.lsp.buf_attach_client(bufnr, client_id)
+local client = clients(bufnr)[1]
+local client_id = client.id
+result.client = client.name
 step('started')
 
 local got = vim.wait(wait_ms, function() return #vim.diagnostic.get(bufnr) > 0 end, 50)

@@ -1,5 +1,6 @@
-"""A second real editor end to end: Emacs (batch) with eglot talks to `gradlint lsp`,
-receives the diagnostic through flymake, applies the quick fix, and sees it clear."""
+"""A second real editor end to end: Emacs (batch) with eglot, configured with the README's
+snippet as printed, talks to `gradlint lsp`, receives the diagnostic through flymake,
+applies the quick fix, and sees it clear."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from readme_config import python3_on_path, snippet
 from test_neovim import SOURCE
 
 SCRIPT = Path(__file__).with_name("emacs_quickfix.el")
@@ -27,7 +28,10 @@ def _run_emacs(tmp_path: Path, source: str, wait_seconds: int = 20) -> dict:
     file = tmp_path / "test_ops.py"
     file.write_text(source)
     result = tmp_path / "result.json"
-    env = {**os.environ, "GRADLINT_PYTHON": sys.executable, "GRADLINT_FILE": str(file),
+    config = tmp_path / "gradlint.el"
+    config.write_text(snippet("Emacs", "elisp"))
+    env = {**os.environ, **python3_on_path(tmp_path), "GRADLINT_EMACS_CONFIG": str(config),
+           "GRADLINT_FILE": str(file),
            "GRADLINT_RESULT": str(result), "GRADLINT_DIAG_WAIT": str(wait_seconds),
            "HOME": str(tmp_path)}
     completed = subprocess.run([EMACS, "--batch", "-l", str(SCRIPT)], env=env, capture_output=True,

@@ -1,5 +1,6 @@
-"""A real editor end to end: headless Neovim talks to `gradlint lsp`, receives the
-diagnostic, applies the quick fix, and sees the diagnostic clear."""
+"""A real editor end to end: headless Neovim, configured with the README's snippet as
+printed, talks to `gradlint lsp`, receives the diagnostic, applies the quick fix, and sees
+the diagnostic clear."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from readme_config import python3_on_path, snippet
 
 SCRIPT = Path(__file__).with_name("nvim_quickfix.lua")
 NVIM = shutil.which("nvim")
@@ -36,10 +38,12 @@ def _run_nvim(tmp_path: Path, source: str, wait_ms: int = 20000) -> dict:
     file = tmp_path / "test_ops.py"
     file.write_text(source)
     result = tmp_path / "result.json"
-    env = {**os.environ, "GRADLINT_PYTHON": sys.executable, "GRADLINT_FILE": str(file),
+    config = tmp_path / "init.lua"
+    config.write_text(snippet("Neovim", "lua"))
+    env = {**os.environ, **python3_on_path(tmp_path), "GRADLINT_FILE": str(file),
            "GRADLINT_RESULT": str(result), "HOME": str(tmp_path),
            "GRADLINT_DIAG_WAIT": str(wait_ms)}
-    completed = subprocess.run([NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n",
+    completed = subprocess.run([NVIM, "--headless", "-u", str(config), "-i", "NONE", "-n",
                                 "-c", f"luafile {SCRIPT}"], env=env, capture_output=True,
                                text=True, timeout=120, cwd=tmp_path)
     assert result.exists(), f"nvim wrote no result: {completed.stderr[-2000:]}"
@@ -53,6 +57,7 @@ def test_neovim_shows_the_diagnostic_and_applies_the_quick_fix(tmp_path):
     data = _run_nvim(tmp_path, SOURCE)
     assert data["ok"], data
     assert data["returncode"] == 0
+    assert data["client"] == "gradlint"
     [before] = data["before"]
     assert before["code"] == "GL001" and before["source"] == "gradlint"
     assert (before["lnum"], before["col"]) == (6, 33)

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Callable, Union
 
@@ -12,7 +16,7 @@ from lsprotocol import types
 from pygls.protocol import default_converter
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient, register_lsp_features
 
-SERVER = [sys.executable, "-m", "gradlint", "lsp"]
+SERVER = [sys.executable, "-P", "-m", "gradlint", "lsp"]  # a safe launch line (README)
 _LINE = re.compile(r"\r\n|\r|\n")
 
 
@@ -53,11 +57,16 @@ def make_client() -> LanguageClient:
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
     features[types.CLIENT_REGISTER_CAPABILITY] = register_capability
     features[types.CLIENT_UNREGISTER_CAPABILITY] = unregister_capability
+    def diagnostic_refresh(client: LanguageClient, params: None):
+        client.diagnostic_refreshes += 1
+
     features[types.WORKSPACE_CODE_LENS_REFRESH] = code_lens_refresh
+    features[types.WORKSPACE_DIAGNOSTIC_REFRESH] = diagnostic_refresh
     register_lsp_features(client, features)
     client.published = []  # type: ignore[attr-defined]
     client.registrations = []  # type: ignore[attr-defined]
     client.code_lens_refreshes = 0  # type: ignore[attr-defined]
+    client.diagnostic_refreshes = 0  # type: ignore[attr-defined]
     return client
 
 
@@ -116,3 +125,47 @@ def workspace_edit_texts(edit: types.WorkspaceEdit) -> dict[str, list[types.Text
 
 def uri_of(path: Path) -> str:
     return path.resolve().as_uri()
+
+
+class StdioConnection:
+    """A bare JSON-RPC client over a server's stdio, for what pytest-lsp cannot do: send
+    `exit` without `shutdown`, close stdin, start the server in a given directory, and
+    watch the process end."""
+
+    def __init__(self, process: subprocess.Popen):
+        self.process = process
+        self.messages: list[dict] = []
+        self.stderr = b""
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def send(self, message: dict) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.process.stdin.flush()
+
+    def _read(self) -> None:
+        stream = self.process.stdout
+        while True:
+            length = None
+            while True:
+                line = stream.readline()
+                if not line:
+                    return
+                if not line.strip():
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            self.messages.append(json.loads(stream.read(length)))
+
+    def _read_stderr(self) -> None:
+        self.stderr = self.process.stderr.read()
+
+    def reply(self, msg_id: int, timeout: float = 60) -> dict:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for message in self.messages:
+                if message.get("id") == msg_id and "method" not in message:
+                    return message
+            time.sleep(0.01)
+        raise AssertionError(f"no reply to request {msg_id}")

@@ -4,7 +4,6 @@ diagnostics and report, through the real server and a real worker process."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import textwrap
 import time
@@ -171,31 +170,39 @@ async def test_cancel_keeps_the_server_responsive_and_leaves_no_orphans(client: 
     client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
     reply = await asyncio.wait_for(run, 30)
     assert reply["result"]["status"] == "cancelled"
-    await wait_until(lambda: len(_worker_pids()) == 1, timeout=15, what="the run's process to be killed")
+    await wait_until(lambda: len(_worker_pids(client)) == 1, timeout=15, what="the run's process to be killed")
     # a later run works
     reply = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command=lenses["Double"].command.command, arguments=lenses["Double"].command.arguments))
     assert reply["result"]["status"] == "pass"
-    pids = _worker_pids()
+    pids = _worker_pids(client)
     assert pids, "the worker should be running"
     await client.shutdown_session()
     client.capabilities = None  # already shut down: the fixture must not do it again
     await wait_until(lambda: not any(_alive(pid) for pid in pids), timeout=20, what="workers to exit")
 
 
-def _worker_pids() -> list[int]:
-    pids = []
+def _worker_pids(client: LanguageClient) -> list[int]:
+    """The live processes of the worker of *this* test's server: the worker (a child of the
+    server, in a session of its own) and every run forked from it (same session, even if a
+    run outlived its worker). Workers of other servers on the machine (other tests, other
+    test runs) are not counted: counting every `gradlint/worker/__main__.py` on the machine
+    made this test wait for processes it does not own."""
+    server = client._server.pid  # pygls keeps the server's subprocess there
+    table = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             command = (entry / "cmdline").read_bytes().split(b"\0")
+            stat = (entry / "stat").read_text()
         except OSError:
             continue
-        if any(part.endswith(b"gradlint/worker/__main__.py") for part in command) and \
-                (entry / "status").read_text().find("PPid:\t%d" % os.getpid()) == -1:
-            pids.append(int(entry.name))
-    return pids
+        state, ppid, _pgrp, session = stat[stat.rindex(")") + 2:].split()[:4]
+        if state != "Z" and any(part.endswith(b"gradlint/worker/__main__.py") for part in command):
+            table[int(entry.name)] = (int(ppid), int(session))
+    workers = {pid for pid, (ppid, _) in table.items() if ppid == server}
+    return sorted(pid for pid, (_, session) in table.items() if session in workers)
 
 
 def _alive(pid: int) -> bool:
@@ -253,7 +260,7 @@ async def test_cancel_request_kills_the_run(client: LanguageClient):
         await asyncio.wait_for(asyncio.wrap_future(future), 30)
     # the run's process is gone (a forked run shows the worker's command line too): only
     # the worker itself is left, and the next run passes
-    await wait_until(lambda: len(_worker_pids()) == 1, timeout=15, what="the run's process to be killed")
+    await wait_until(lambda: len(_worker_pids(client)) == 1, timeout=15, what="the run's process to be killed")
     reply = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command=lenses["Double"].command.command, arguments=lenses["Double"].command.arguments))
     assert reply["result"]["status"] == "pass"

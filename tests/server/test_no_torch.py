@@ -55,3 +55,37 @@ async def test_static_features_never_import_torch(tmp_path):
     import subprocess
     probe = subprocess.run([sys.executable, "-c", "import torch"], env=env, capture_output=True)
     assert probe.returncode != 0 and marker.exists()
+
+
+async def test_a_run_in_an_interpreter_without_torch_says_what_to_do(tmp_path):
+    import venv
+
+    env_dir = tmp_path / "no-torch"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(str(env_dir))
+    python = str(env_dir / "bin" / "python")
+    root = tmp_path / "workspace"
+    root.mkdir()
+    text = ("import torch\n\n\nclass Double(torch.autograd.Function):\n    @staticmethod\n"
+            "    def forward(ctx, x):\n        return x * 2\n\n    @staticmethod\n"
+            "    def backward(ctx, grad):\n        return grad * 2\n")
+    (root / "ops.py").write_text(text)
+    uri = uri_of(root / "ops.py")
+    client = await ClientServerConfig(server_command=SERVER, client_factory=make_client).start()
+    try:
+        await client.initialize_session(types.InitializeParams(
+            capabilities=client_capabilities("visual_studio_code"), root_uri=uri_of(root),
+            initialization_options={"settings": {"debounce": 0, "interpreter": python},
+                                    "workspaceTrusted": True}))
+        client.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+        reply = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="gradlint.runGradcheck", arguments=[{"uri": uri, "position": {"line": 3, "character": 6}}]))
+        result = reply["result"]
+        assert (result["status"], result["verdict"]) == ("error", "worker_unavailable")
+        assert result["summary"] == f"✗ torch is not installed in {python}"
+        assert "set the `interpreter` setting (VS Code: `gradlint.interpreter`)" in result["message"]
+        assert f"`{python} -m pip install torch==2.13.0`" in result["message"]
+        assert '`pip install "torch-gradlint[torch]"`' in result["message"]
+        await client.shutdown_session()
+    finally:
+        await client.stop()

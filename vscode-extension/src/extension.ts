@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import * as fs from 'fs';
 import * as os from 'os';
+import * as path from 'path';
 import { execFile } from 'child_process';
 import {
   CloseAction,
@@ -34,7 +35,9 @@ import {
 import {
   GradlintSettings,
   classifyChange,
+  parseJsonc,
   readSettings,
+  settingInJsonc,
   serverCommand,
   toInitializationOptions,
   toServerSettings,
@@ -44,9 +47,26 @@ import { activeInterpreter, onDidChangeInterpreter, pythonExtensionInstalled } f
 import { summarizeRun } from './results';
 import { StatusBar } from './status';
 import { ReportDocuments } from './reports';
+import {
+  Action,
+  DISTRIBUTION,
+  InstallSource,
+  PROBE_SCRIPT,
+  Probe,
+  Remedy,
+  RemedyContext,
+  assess,
+  bundledWheelName,
+  ignoredWorkspaceInterpreter,
+  parseProbe,
+  remedy,
+  serverFailed,
+  shellLine,
+} from './install';
 
 const RESTRICTED_KEYS = new Set(['interpreter', 'args']);
-const IMPORT_CHECK = 'import sys, gradlint; sys.stdout.write(str(getattr(gradlint, "__version__", "unknown")))';
+/** How long `gradlint lsp` may take to answer initialize (it imports libcst and pygls). */
+const INITIALIZE_TIMEOUT_S = 60;
 
 interface LaunchPlan {
   settings: GradlintSettings;
@@ -55,11 +75,13 @@ interface LaunchPlan {
   cwd: string;
   /** What the running server was started with; a restart with the same key is skipped. */
   key: string;
+  /** Restricted Mode: the workspace's gradlint.interpreter, which is being ignored. */
+  ignoredInterpreter?: string;
 }
 
-type CheckResult =
-  | { ok: true; version: string }
-  | { ok: false; kind: 'missing-interpreter' | 'not-installed' | 'failed'; detail: string };
+type ProbeResult =
+  | { ok: true; probe: Probe }
+  | { ok: false; kind: 'missing-interpreter' | 'failed'; detail: string };
 
 /** A LanguageClient whose own error notifications are logged only: the controller shows its own. */
 class GradlintLanguageClient extends LanguageClient {
@@ -78,14 +100,6 @@ function isExecutable(file: string): Promise<boolean> {
       fs.access(file, fs.constants.X_OK, (err2) => resolve(!err2));
     });
   });
-}
-
-function shellCommand(interpreter: string, args: string): string {
-  if (process.platform === 'win32') {
-    return `& "${interpreter}" ${args}; if ($?) { exit }`;
-  }
-  const quoted = /^[\w@%+=:,./-]+$/.test(interpreter) ? interpreter : `'${interpreter.replace(/'/g, `'\\''`)}'`;
-  return `${quoted} ${args} && exit`;
 }
 
 function errorMessage(error: unknown): string {
@@ -173,7 +187,37 @@ export class Gradlint implements vscode.Disposable {
     }
     // cwd is not part of the key: granting trust changes it, but needs no new process.
     const key = JSON.stringify([resolved.path, settings.args, settings.enable]);
-    return { settings, resolved, trusted, cwd, key };
+    const ignoredInterpreter = trusted ? undefined : await this.workspaceInterpreter(resource);
+    return { settings, resolved, trusted, cwd, key, ignoredInterpreter };
+  }
+
+  /**
+   * The gradlint.interpreter the workspace itself sets (Restricted Mode ignores it). VS Code may
+   * hide restricted workspace values from the API in Restricted Mode, so the workspace's
+   * settings files are read too (reading is safe; nothing from them is run).
+   */
+  private async workspaceInterpreter(resource: vscode.Uri | undefined): Promise<string | undefined> {
+    const inspected = vscode.workspace.getConfiguration('gradlint', resource).inspect<string>('interpreter');
+    const fromApi = inspected?.workspaceFolderValue ?? inspected?.workspaceValue;
+    if (typeof fromApi === 'string' && fromApi.trim() !== '') {
+      this.log('Restricted Mode: the workspace\'s gradlint.interpreter comes from the configuration API');
+      return fromApi.trim();
+    }
+    const files = (vscode.workspace.workspaceFolders ?? [])
+      .filter((f) => f.uri.scheme === 'file')
+      .map((f) => path.join(f.uri.fsPath, '.vscode', 'settings.json'));
+    const workspaceFile = vscode.workspace.workspaceFile;
+    for (const file of workspaceFile?.scheme === 'file' ? [workspaceFile.fsPath, ...files] : files) {
+      const text = await fs.promises.readFile(file, 'utf8').catch(() => undefined);
+      const raw = text === undefined ? undefined : file.endsWith('settings.json')
+        ? settingInJsonc(text, 'interpreter')
+        : (parseJsonc(text) as { settings?: Record<string, unknown> } | undefined)?.settings?.['gradlint.interpreter'];
+      if (typeof raw === 'string' && raw.trim() !== '') {
+        this.log(`Restricted Mode: the workspace's gradlint.interpreter is set in ${file}`);
+        return raw.trim();
+      }
+    }
+    return undefined;
   }
 
   async restart(reason: string, force: boolean): Promise<void> {
@@ -219,11 +263,15 @@ export class Gradlint implements vscode.Disposable {
       this.log(`interpreter: ${note}`);
     }
     if (!resolved.path) {
-      this.status.setState('error', 'no Python');
       this.log('no Python interpreter found');
+      if (plan.ignoredInterpreter !== undefined) {
+        this.showIgnoredInterpreter(plan.ignoredInterpreter, undefined);
+        return;
+      }
+      this.status.setState('error', 'no Python');
       void this.showErrorOnce(
         'no-python',
-        'gradlint: no Python interpreter found (python3 is not on PATH). Set "gradlint.interpreter" to a Python that has gradlint installed.',
+        `gradlint: no Python interpreter found (python3 is not on PATH). Set "gradlint.interpreter" to a Python that has ${DISTRIBUTION} installed.`,
         ['Open Settings', 'Open docs'],
       );
       return;
@@ -231,29 +279,47 @@ export class Gradlint implements vscode.Disposable {
     const interpreter = resolved.path;
     this.status.setInterpreter(interpreter);
     this.log(`interpreter: ${interpreter} (from ${resolved.source})${plan.trusted ? '' : ' [untrusted workspace]'}`);
+    if (plan.ignoredInterpreter !== undefined) {
+      this.log(`Restricted Mode: the workspace's gradlint.interpreter "${plan.ignoredInterpreter}" is ignored`);
+    }
 
-    const check = await this.checkGradlint(interpreter, plan.cwd);
-    if (!check.ok) {
-      this.log(`\`${interpreter} -c "import gradlint"\` failed: ${check.detail}`);
-      if (check.kind === 'missing-interpreter') {
+    const checked = await this.probe(interpreter, plan.cwd);
+    const context = this.remedyContext(interpreter, checked.ok ? checked.probe : undefined);
+    if (!checked.ok) {
+      this.log(`\`${interpreter}\` could not run the install check: ${checked.detail}`);
+      if (plan.ignoredInterpreter !== undefined) {
+        this.showIgnoredInterpreter(plan.ignoredInterpreter, interpreter);
+      } else if (checked.kind === 'missing-interpreter') {
         this.status.setState('error', 'interpreter not found');
         void this.showErrorOnce(
           `missing:${interpreter}`,
-          `gradlint: the Python interpreter "${interpreter}" does not exist or cannot be run. Set "gradlint.interpreter" to a Python that has gradlint installed.`,
+          `gradlint: the Python interpreter "${interpreter}" does not exist or cannot be run. Set "gradlint.interpreter" to a Python that has ${DISTRIBUTION} installed.`,
           ['Open Settings', 'Open docs'],
         );
       } else {
-        this.status.setState('error', 'not installed');
+        this.status.setState('error', 'check failed');
         void this.showErrorOnce(
-          `not-installed:${interpreter}`,
-          `gradlint is not installed in ${interpreter}. Install it to see gradient diagnostics in this editor.`,
-          ['Install gradlint', 'Open docs'],
-          interpreter,
+          `check-failed:${interpreter}`,
+          `gradlint: ${interpreter} could not run gradlint's install check (${checked.detail}). Set "gradlint.interpreter" to a Python 3.10+ environment with ${DISTRIBUTION}.`,
+          ['Show Output', 'Open Settings'],
         );
       }
       return;
     }
-    this.log(`gradlint ${check.version} found in ${interpreter}`);
+    const probe = checked.probe;
+    const state = assess(probe, context.source.version);
+    const fix = remedy(state, context);
+    this.log(`install check in ${interpreter}: Python ${probe.python}, ${DISTRIBUTION} ${probe.version ?? 'not installed'}` +
+      `, \`gradlint\` from ${probe.providers.length ? probe.providers.join(', ') : probe.moduleFile ?? 'nowhere'} → ${state.kind}`);
+    if (state.kind !== 'ok') {
+      if (plan.ignoredInterpreter !== undefined) {
+        this.showIgnoredInterpreter(plan.ignoredInterpreter, interpreter);
+      } else if (fix) {
+        this.showRemedy(interpreter, fix);
+      }
+      return;
+    }
+    this.log(`${DISTRIBUTION} ${state.version} found in ${interpreter}`);
 
     const { command, args } = serverCommand(interpreter, settings);
     const serverOptions: ServerOptions = {
@@ -265,6 +331,9 @@ export class Gradlint implements vscode.Disposable {
       documentSelector: [
         { scheme: 'file', language: 'python' },
         { scheme: 'untitled', language: 'python' },
+        // Python cells of Jupyter notebooks (synced as notebook documents: the server lints
+        // a notebook's cells as one module)
+        { notebook: { notebookType: 'jupyter-notebook' }, language: 'python' },
       ],
       outputChannel: this.output,
       traceOutputChannel: this.output,
@@ -279,7 +348,11 @@ export class Gradlint implements vscode.Disposable {
           action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
           handled: true,
         }),
-        closed: (): CloseHandlerResult => this.onServerClosed(interpreter),
+        // a server that never answered initialize is not restarted: start() reports it
+        closed: (): CloseHandlerResult =>
+          this.client === client && running
+            ? this.onServerClosed(interpreter)
+            : { action: CloseAction.DoNotRestart, handled: true },
       },
       middleware: {
         workspace: {
@@ -301,7 +374,9 @@ export class Gradlint implements vscode.Disposable {
         },
       },
     };
-    const client = new GradlintLanguageClient('gradlint', 'gradlint', serverOptions, clientOptions);
+    // (the handlers above refer to these: the client they belong to, and whether it ever ran)
+    let running = false;
+    const client: GradlintLanguageClient = new GradlintLanguageClient('gradlint', 'gradlint', serverOptions, clientOptions);
     client.onDidChangeState((e) => {
       if (this.client !== client) {
         return;
@@ -317,21 +392,29 @@ export class Gradlint implements vscode.Disposable {
     this.client = client;
     this.plan = plan;
     this.log(`starting: ${[command, ...args].join(' ')} (cwd ${plan.cwd})`);
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await client.start();
+      // the last install check: `gradlint lsp` answers initialize (a hung server would leave
+      // the status at "starting" forever)
+      await Promise.race([
+        client.start(),
+        new Promise((_resolve, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${INITIALIZE_TIMEOUT_S} s`)), INITIALIZE_TIMEOUT_S * 1000);
+        }),
+      ]);
+      running = true;
       this.log('language server ready');
     } catch (err) {
       if (this.client !== client) {
         return;
       }
       this.log(`the language server could not start: ${errorMessage(err)}`);
-      this.status.setState('error', 'server failed');
-      void this.showErrorOnce(
-        `start:${interpreter}`,
-        `gradlint: the language server (\`${interpreter} -m gradlint lsp\`) could not start. The installed gradlint may be too old; see the output for details.`,
-        ['Show Output', 'Install gradlint'],
-        interpreter,
-      );
+      this.client = undefined;
+      this.plan = undefined;
+      void client.stop(2000).catch(() => undefined);
+      this.showRemedy(interpreter, serverFailed(context, state.version, errorMessage(err)), 'Show Output');
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -352,28 +435,59 @@ export class Gradlint implements vscode.Disposable {
     return { action: CloseAction.DoNotRestart, handled: true };
   }
 
-  private checkGradlint(interpreter: string, cwd: string): Promise<CheckResult> {
+  /** Runs the install check (PROBE_SCRIPT) in the interpreter, from the server's working directory. */
+  private probe(interpreter: string, cwd: string): Promise<ProbeResult> {
     return new Promise((resolve) => {
       execFile(
         interpreter,
-        ['-c', IMPORT_CHECK],
+        ['-c', PROBE_SCRIPT],
         { cwd, timeout: 30_000, env: { ...process.env, PYTHONIOENCODING: 'utf-8' }, windowsHide: true },
         (error, stdout, stderr) => {
-          if (!error) {
-            resolve({ ok: true, version: stdout.trim() || 'unknown' });
-            return;
-          }
-          const code = (error as NodeJS.ErrnoException).code;
+          const code = (error as NodeJS.ErrnoException | null)?.code;
           if (code === 'ENOENT' || code === 'EACCES' || code === 'ENOTDIR') {
-            resolve({ ok: false, kind: 'missing-interpreter', detail: `${code}: ${error.message}` });
+            resolve({ ok: false, kind: 'missing-interpreter', detail: `${code}: ${error?.message}` });
             return;
           }
-          const lastLine = String(stderr).trim().split('\n').pop() ?? error.message;
-          const kind = /ModuleNotFoundError|No module named/.test(String(stderr)) ? 'not-installed' : 'failed';
-          resolve({ ok: false, kind, detail: lastLine || error.message });
+          const probe = error ? undefined : parseProbe(String(stdout));
+          if (probe) {
+            resolve({ ok: true, probe });
+            return;
+          }
+          const lastLine = String(stderr).trim().split('\n').pop() || error?.message || 'no answer';
+          resolve({ ok: false, kind: 'failed', detail: lastLine });
         },
       );
     });
+  }
+
+  /** What "install" means for this extension: its bundled wheel, else PyPI at its version. */
+  private installSource(): InstallSource {
+    const version = String(this.context.extension.packageJSON.version);
+    const wheel = path.join(this.context.extensionUri.fsPath, 'server', bundledWheelName(version));
+    return fs.existsSync(wheel) ? { version, wheel } : { version };
+  }
+
+  private remedyContext(interpreter: string, probe: Probe | undefined): RemedyContext {
+    return {
+      interpreter,
+      probe,
+      source: this.installSource(),
+      venvDir: path.join(this.context.globalStorageUri.fsPath, 'venv'),
+    };
+  }
+
+  private showRemedy(interpreter: string, fix: Remedy, ...extra: string[]): void {
+    this.status.setState('error', fix.status);
+    this.log(fix.message);
+    const buttons = [...(fix.action ? [fix.action.label] : ['Open Settings']), ...extra, 'Open docs'];
+    void this.showErrorOnce(`${fix.status}:${interpreter}`, fix.message, buttons, fix.action);
+  }
+
+  private showIgnoredInterpreter(workspaceValue: string, used: string | undefined): void {
+    this.status.setState('error', 'workspace interpreter ignored');
+    const message = ignoredWorkspaceInterpreter(workspaceValue, used);
+    this.log(message);
+    void this.showErrorOnce(`ignored:${workspaceValue}`, message, ['Manage Workspace Trust', 'Open User Settings']);
   }
 
   // ---- settings → server ---------------------------------------------------------------
@@ -567,21 +681,26 @@ export class Gradlint implements vscode.Disposable {
 
   // ---- messages ------------------------------------------------------------------------
   /** Shows an error once per key and session (an explicit restart shows it again). */
-  private async showErrorOnce(key: string, message: string, buttons: string[], interpreter?: string): Promise<void> {
+  private async showErrorOnce(key: string, message: string, buttons: string[], action?: Action): Promise<void> {
     if (this.shownErrors.has(key)) {
       return;
     }
     this.shownErrors.add(key);
     const choice = await vscode.window.showErrorMessage(message, ...buttons);
-    await this.handleChoice(choice, interpreter);
+    await this.handleChoice(choice, action);
   }
 
-  private async handleChoice(choice: string | undefined, interpreter?: string): Promise<void> {
+  private async handleChoice(choice: string | undefined, action?: Action): Promise<void> {
+    if (action && choice === action.label) {
+      this.runAction(action);
+      return;
+    }
     switch (choice) {
-      case 'Install gradlint':
-        if (interpreter) {
-          this.installGradlint(interpreter);
-        }
+      case 'Manage Workspace Trust':
+        await vscode.commands.executeCommand('workbench.trust.manage');
+        break;
+      case 'Open User Settings':
+        await vscode.commands.executeCommand('workbench.action.openGlobalSettings', { query: 'gradlint.interpreter' });
         break;
       case 'Open docs':
         // the extension's own README (requirements, settings, trust), shipped in the .vsix
@@ -602,16 +721,28 @@ export class Gradlint implements vscode.Disposable {
     }
   }
 
-  private installGradlint(interpreter: string): void {
+  /** Runs an install action's steps in a terminal (the user sees pip); restarts when it closes. */
+  private runAction(action: Action): void {
     const terminal = vscode.window.createTerminal({ name: 'gradlint: install', cwd: os.homedir() });
     terminal.show();
-    terminal.sendText(shellCommand(interpreter, '-m pip install --upgrade gradlint'));
-    const sub = vscode.window.onDidCloseTerminal((closed) => {
-      if (closed === terminal) {
-        sub.dispose();
-        this.shownErrors.clear();
-        this.scheduleRestart('install terminal closed', 0, true);
+    const line = shellLine(action.steps);
+    this.log(`${action.label}: ${line}`);
+    terminal.sendText(line);
+    const sub = vscode.window.onDidCloseTerminal(async (closed) => {
+      if (closed !== terminal) {
+        return;
       }
+      sub.dispose();
+      this.log(`install terminal closed (exit status ${closed.exitStatus?.code ?? 'unknown'})`);
+      this.shownErrors.clear();
+      if (action.newInterpreter && fs.existsSync(action.newInterpreter)) {
+        // the venv made for gradlint becomes the user's interpreter (the change restarts the server)
+        await vscode.workspace
+          .getConfiguration('gradlint')
+          .update('interpreter', action.newInterpreter, vscode.ConfigurationTarget.Global);
+        this.log(`gradlint.interpreter (User) set to ${action.newInterpreter}`);
+      }
+      this.scheduleRestart('install terminal closed', 0, true);
     });
     this.disposables.push(sub);
   }

@@ -12,6 +12,7 @@ export interface RunSummary {
 
 interface ResultLike {
   status?: unknown;
+  verdict?: unknown;
   summary?: unknown;
   message?: unknown;
   target?: { qualname?: unknown; function_class?: unknown } | null;
@@ -54,13 +55,21 @@ function label(r: ResultLike): string {
   return name ? `${name}: ` : '';
 }
 
+/** The worker could not start (no torch, no interpreter): the server's advice says what to do. */
+function advice(r: ResultLike): string {
+  if (r.verdict !== 'worker_unavailable' || typeof r.message !== 'string' || !r.message.trim()) {
+    return '';
+  }
+  return `. ${r.message.trim().split('\n').slice(0, 2).join(' ')}`;
+}
+
 export function summarizeRun(value: unknown): RunSummary | undefined {
   const results = asResults(value);
   if (results.length === 0) {
     return undefined;
   }
   const line = (r: ResultLike) =>
-    label(r) + (typeof r.summary === 'string' && r.summary ? r.summary : `gradcheck ${String(r.status)}`);
+    label(r) + (typeof r.summary === 'string' && r.summary ? r.summary : `gradcheck ${String(r.status)}`) + advice(r);
   const failing = results.filter((r) => typeof r.status === 'string' && FAILING.has(r.status));
   if (results.length === 1) {
     const r = results[0];

@@ -6,6 +6,9 @@
 
 export type Severity = 'error' | 'warning' | 'information' | 'hint';
 export type TraceLevel = 'off' | 'messages' | 'verbose';
+export type DiagnosticMode = 'auto' | 'workspace' | 'openFilesOnly';
+
+export const DIAGNOSTIC_MODES: readonly DiagnosticMode[] = ['auto', 'workspace', 'openFilesOnly'];
 
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'information', 'hint'];
 
@@ -16,10 +19,11 @@ export const DEFAULTS = {
   select: null as string[] | null,
   ignore: [] as string[],
   severity: {} as Record<string, Severity>,
-  runTimeout: 30,
+  runTimeout: 60,
   runMemoryLimitMb: 4096,
   runOnSave: false,
   codeLens: true,
+  diagnosticMode: 'auto' as DiagnosticMode,
   trace: 'off' as TraceLevel,
 };
 
@@ -35,6 +39,7 @@ export interface GradlintSettings {
   runMemoryLimitMb: number;
   runOnSave: boolean;
   codeLens: boolean;
+  diagnosticMode: DiagnosticMode;
   trace: TraceLevel;
 }
 
@@ -47,6 +52,7 @@ export interface ServerSettings {
   runMemoryLimitMb: number;
   runOnSave: boolean;
   codeLens: boolean;
+  diagnosticMode: DiagnosticMode;
   interpreter: string;
 }
 
@@ -72,6 +78,7 @@ export const ALL_KEYS: readonly string[] = [
   'run.memoryLimit',
   'run.onSave',
   'codeLens.enable',
+  'diagnosticMode',
   'trace.server',
 ];
 
@@ -129,6 +136,7 @@ export function normalizeSeverity(value: unknown): Record<string, Severity> {
 export function readSettings(get: SettingGetter): GradlintSettings {
   const select = get('select');
   const trace = get('trace.server');
+  const mode = get('diagnosticMode');
   return {
     enable: bool(get('enable'), DEFAULTS.enable),
     interpreter: typeof get('interpreter') === 'string' ? (get('interpreter') as string).trim() : '',
@@ -141,6 +149,7 @@ export function readSettings(get: SettingGetter): GradlintSettings {
     runMemoryLimitMb: positive(get('run.memoryLimit'), DEFAULTS.runMemoryLimitMb),
     runOnSave: bool(get('run.onSave'), DEFAULTS.runOnSave),
     codeLens: bool(get('codeLens.enable'), DEFAULTS.codeLens),
+    diagnosticMode: (DIAGNOSTIC_MODES as readonly unknown[]).includes(mode) ? (mode as DiagnosticMode) : DEFAULTS.diagnosticMode,
     trace: trace === 'messages' || trace === 'verbose' ? trace : 'off',
   };
 }
@@ -155,6 +164,7 @@ export function toServerSettings(settings: GradlintSettings, interpreter: string
     runMemoryLimitMb: settings.runMemoryLimitMb,
     runOnSave: settings.runOnSave,
     codeLens: settings.codeLens,
+    diagnosticMode: settings.diagnosticMode,
     interpreter,
   };
 }
@@ -185,4 +195,72 @@ export function classifyChange(affects: (key: string) => boolean): 'restart' | '
     return 'notify';
   }
   return 'none';
+}
+
+/** JSON with comments and trailing commas (VS Code's settings.json) → a value, or undefined. */
+export function parseJsonc(text: string): unknown {
+  let out = '';
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      out += c;
+      if (c === '\\') {
+        out += text[++i] ?? '';
+      } else if (c === '"') {
+        inString = false;
+      }
+    } else if (c === '"') {
+      inString = true;
+      out += c;
+    } else if (c === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+      out += '\n';
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 1;
+    } else {
+      out += c;
+    }
+  }
+  // trailing commas (outside strings)
+  let json = '';
+  inString = false;
+  for (let i = 0; i < out.length; i++) {
+    const c = out[i];
+    if (inString) {
+      json += c;
+      if (c === '\\') {
+        json += out[++i] ?? '';
+      } else if (c === '"') {
+        inString = false;
+      }
+      continue;
+    }
+    if (c === '"') {
+      inString = true;
+    } else if (c === ',' && /^\s*[}\]]/.test(out.slice(i + 1))) {
+      continue;
+    }
+    json += c;
+  }
+  try {
+    return JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `gradlint.<key>` as written in a settings.json text (flat `"gradlint.key"` or nested). */
+export function settingInJsonc(text: string, key: string): unknown {
+  const value = parseJsonc(text);
+  if (typeof value !== 'object' || value === null) {
+    return undefined;
+  }
+  const obj = value as Record<string, unknown>;
+  if (`gradlint.${key}` in obj) {
+    return obj[`gradlint.${key}`];
+  }
+  const section = obj.gradlint;
+  return typeof section === 'object' && section !== null ? (section as Record<string, unknown>)[key] : undefined;
 }

@@ -70,8 +70,23 @@ function newestMtime(p) {
   return Math.max(st.mtimeMs, ...fs.readdirSync(p).map((f) => newestMtime(path.join(p, f))));
 }
 
+const WHEEL = path.join(EXT_DIR, 'server', `torch_gradlint-${pkg.version}-py3-none-any.whl`);
+
+/** The torch-gradlint wheel the .vsix bundles (`make wheel` builds it too). */
+function ensureWheel() {
+  const sources = [path.join(REPO, 'gradlint'), path.join(REPO, 'pyproject.toml')];
+  if (fs.existsSync(WHEEL) && Math.max(...sources.map(newestMtime)) <= fs.statSync(WHEEL).mtimeMs) return;
+  log(`building ${path.relative(REPO, WHEEL)}`);
+  fs.rmSync(path.dirname(WHEEL), { recursive: true, force: true });
+  const r = spawnSync(PYTHON, ['-m', 'pip', 'wheel', '--quiet', '--no-deps', '--no-build-isolation', '--wheel-dir', path.dirname(WHEEL), REPO],
+    { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] });
+  for (const leftover of ['build', 'torch_gradlint.egg-info']) fs.rmSync(path.join(REPO, leftover), { recursive: true, force: true });
+  if (r.status !== 0 || !fs.existsSync(WHEEL)) fail(`could not build ${WHEEL}`);
+}
+
 function ensureVsix() {
-  const inputs = ['src', 'package.json', 'README.md', 'images'].map((p) => path.join(EXT_DIR, p));
+  ensureWheel();
+  const inputs = ['src', 'package.json', 'README.md', 'images', 'server'].map((p) => path.join(EXT_DIR, p));
   const stale = !fs.existsSync(VSIX) || Math.max(...inputs.map(newestMtime)) > fs.statSync(VSIX).mtimeMs;
   if (stale || flags.has('--package')) {
     log(`packaging ${path.basename(VSIX)} (npm run package)`);
@@ -121,7 +136,11 @@ function probeServer() {
       params: {
         processId: process.pid,
         rootUri: null,
-        capabilities: { workspace: { configuration: true }, window: { workDoneProgress: true } },
+        capabilities: {
+          workspace: { configuration: true },
+          window: { workDoneProgress: true },
+          notebookDocument: { synchronization: { dynamicRegistration: true } },
+        },
         initializationOptions: { settings: {}, workspaceTrusted: false },
       },
     });
@@ -136,6 +155,7 @@ function serverFeatures(probe) {
   if (caps.codeActionProvider) features.add('codeActions');
   const commands = caps.executeCommandProvider?.commands ?? [];
   if (caps.codeLensProvider && commands.includes('gradlint.runGradcheck')) features.add('gradcheck');
+  if (caps.notebookDocumentSync) features.add('notebooks');
   return features;
 }
 
@@ -243,7 +263,7 @@ async function withVSCode(name, options, body) {
       '--disable-getting-started-override',
       ws,
     ],
-    { detached: true, stdio: ['ignore', csLog, csLog], env: { ...process.env, GRADLINT_E2E: '1' } },
+    { detached: true, stdio: ['ignore', csLog, csLog], env: { ...process.env, GRADLINT_E2E: '1', ...(options.env?.(dir) ?? {}) } },
   );
   let context;
   const killGroup = async () => {
@@ -483,11 +503,12 @@ scenario(
   [],
   async (vs) => {
     await vs.openFile('gl001_float32.py');
-    const msg = await vs.waitForNotification(/gradlint is not installed in/, 40000);
+    // /usr/bin/python3 is Debian's (PEP 668: pip may not install into it): a venv is offered
+    const msg = await vs.waitForNotification(/torch-gradlint \(the gradlint language server\) is not installed in \/usr\/bin\/python3, a Python managed by your system/, 40000);
     log(`  notification: ${msg}`);
-    const toast = vs.page.locator('.notification-toast', { hasText: 'gradlint is not installed' });
+    const toast = vs.page.locator('.notification-toast', { hasText: 'is not installed in' });
     const buttons = await toast.locator('.monaco-button').allInnerTexts();
-    if (!buttons.includes('Install gradlint') || !buttons.includes('Open docs')) {
+    if (!buttons.includes('Install in a new venv') || !buttons.includes('Open docs')) {
       throw new Error(`buttons: ${JSON.stringify(buttons)}`);
     }
     const status = await vs.waitFor(() => vs.statusItem(/gradlint: not installed/), 'status bar "gradlint: not installed"', 10000);
@@ -558,10 +579,11 @@ scenario('diagnostics-quickfix', ['server', 'codeActions'], async (vs, { ws }) =
   await vs.page.keyboard.press('Enter');
   await vs.waitFor(async () => (await vs.squiggles('error').count()) === 0, 'the error squiggle to disappear', 20000);
   await vs.waitFor(async () => /dtype=torch\.float64/.test(await vs.editorText()), 'the fixed text', 10000);
+  // (closed files keep theirs: broken_function.py has a GL001 too, from workspace diagnostics)
   const after = await vs.waitFor(async () => {
     const r = await vs.problems();
-    return !r.some((t) => /GL001/.test(t)) && (r.length ? r : ['(none)']);
-  }, 'the Problems panel without GL001', 15000);
+    return !r.some((t) => /^gl001_float32\.py/.test(t)) && (r.length ? r : ['(none)']);
+  }, 'the Problems panel without gl001_float32.py', 15000);
   log(`  problems after the fix: ${after.join(' | ')}`);
   const disk = fs.readFileSync(path.join(ws, 'gl001_float32.py'), 'utf8');
   log(`  on disk: ${/float64/.test(disk) ? 'fixed (VS Code saved the refactoring)' : 'unchanged (unsaved)'}`);
@@ -711,10 +733,90 @@ scenario(
   },
 );
 
-// 7. The client side of the server contract, against a stand-in server
+// 7. A Jupyter notebook: its Python cells are synced as a notebook document and linted as one
+//    module (the import in cell 1 makes cell 3's gradcheck call known); the diagnostic shows in
+//    the cell and in the Problems panel; the quick fix, reached with Ctrl+. on the squiggle,
+//    edits the cell and the diagnostic goes away. The notebook file is written by the test.
+const NOTEBOOK = {
+  cells: [
+    { cell_type: 'code', execution_count: null, metadata: {}, outputs: [],
+      source: ['%matplotlib inline\n', 'import torch\n', 'from torch.autograd import gradcheck'] },
+    { cell_type: 'markdown', metadata: {}, source: ['Check `sin` with **gradcheck**.'] },
+    { cell_type: 'code', execution_count: null, metadata: {}, outputs: [],
+      source: ['x = torch.linspace(0, 1, 5, dtype=torch.float64, requires_grad=True)\n',
+               'assert gradcheck(torch.sin, (torch.randn(3, requires_grad=True),))'] },
+  ],
+  metadata: {
+    kernelspec: { display_name: 'Python 3', language: 'python', name: 'python3' },
+    language_info: { name: 'python' },
+  },
+  nbformat: 4,
+  nbformat_minor: 5,
+};
+scenario(
+  'notebook-diagnostics',
+  ['server', 'codeActions', 'notebooks'],
+  async (vs, { ws }) => {
+    await vs.quickInput('Control+P', 'prototype.ipynb');
+    await vs.page.locator('.quick-input-list .monaco-list-row', { hasText: 'prototype.ipynb' }).first().waitFor({ timeout: 15000 });
+    await vs.page.keyboard.press('Enter');
+    await vs.page.locator('.cell-editor-container .monaco-editor >> visible=true').first().waitFor({ timeout: 30000 });
+    log('  notebook editor open');
+    await vs.waitFor(() => vs.page.locator('.notebook-editor .monaco-editor .squiggly-error').count(),
+      'an error squiggle in a notebook cell', 40000);
+    // (the other rows are the workspace's closed files: workspace diagnostics)
+    const rows = await vs.waitFor(async () => {
+      const r = await vs.problems();
+      return r.some((t) => /^prototype\.ipynb/.test(t)) && r;
+    }, 'a prototype.ipynb row in the Problems panel', 15000);
+    log(`  problems: ${rows.map((r) => r.replace(/\s+/g, ' ')).join(' | ')}`);
+    const cellRows = rows.filter((t) => /torch\.randn\(3, requires_grad/.test(t));
+    if (cellRows.length !== 1 || !/GL001/.test(cellRows[0])) throw new Error(`expected one GL001 row for the cell: ${rows}`);
+    const out = vs.outputChannel();
+    if (/Error|Traceback/.test(out.split('language server ready').pop() ?? '')) throw new Error(`server errors:\n${out}`);
+    await vs.screenshot('notebook-diagnostics-before');
+    // the cursor goes on the squiggle, in its cell; Ctrl+. opens that cell's quick fixes
+    const box = await vs.page.locator('.notebook-editor .monaco-editor .squiggly-error').first().boundingBox();
+    if (!box) throw new Error('the squiggle in the cell has no box');
+    await vs.page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    await sleep(500);
+    await vs.page.keyboard.press('Control+.');
+    const items = vs.page.locator('.action-widget .monaco-list-row');
+    await items.first().waitFor({ timeout: 15000 });
+    const labels = await items.allInnerTexts();
+    log(`  quick fixes: ${labels.map((l) => l.trim()).join(' | ')}`);
+    if (!labels.some((l) => /float64/.test(l))) throw new Error(`no float64 fix among ${JSON.stringify(labels)}`);
+    // move the focus to the fix (rows that are headers are skipped by the arrow keys)
+    for (let i = 0; i < 10; i++) {
+      const focused = await vs.page.locator('.action-widget .monaco-list-row.focused').innerText().catch(() => '');
+      if (/float64/.test(focused)) break;
+      await vs.page.keyboard.press('ArrowDown');
+      await sleep(100);
+    }
+    await vs.page.keyboard.press('Enter');
+    await vs.waitFor(async () => (await vs.page.locator('.notebook-editor .monaco-editor .squiggly-error').count()) === 0,
+      'the squiggle in the cell to disappear', 20000);
+    const after = await vs.waitFor(async () => {
+      const r = await vs.problems();
+      return !r.some((t) => /^prototype\.ipynb/.test(t)) && (r.length ? r : ['(none)']);
+    }, 'the Problems panel without the notebook', 15000);
+    log(`  problems after the fix: ${after.map((r) => r.replace(/\s+/g, ' ')).join(' | ')}`);
+    const text = (await vs.page.locator('.cell-editor-container .view-lines').allInnerTexts()).join('\n');
+    if (!/torch\.randn\(3,\s*dtype=torch\.float64,\s*requires_grad=True\)/.test(text.replace(/\u00a0/g, ' '))) {
+      throw new Error(`the cell was not fixed: ${text}`);
+    }
+    log('  cell fixed: torch.randn(3, dtype=torch.float64, requires_grad=True)');
+  },
+  {
+    prepare: (ws) => writeJson(path.join(ws, 'prototype.ipynb'), NOTEBOOK),
+    userSettings: { 'gradlint.trace.server': 'messages' },
+  },
+);
+
+// 8. The client side of the server contract, against a stand-in server
 //    (test-e2e/fake-server/gradlint/__main__.py) that records what it receives: needs no real
 //    server, so it also guards the client while the server changes.
-const FAKE_KEYS = ['codeLens', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave', 'runTimeout', 'select', 'severity'];
+const FAKE_KEYS = ['codeLens', 'diagnosticMode', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave', 'runTimeout', 'select', 'severity'];
 scenario(
   'client-contract',
   [],
@@ -746,7 +848,7 @@ scenario(
     await vs.command('Notifications: Clear All Notifications');
     expect(JSON.stringify(Object.keys(init.settings).sort()) === JSON.stringify(FAKE_KEYS), 'initializationOptions.settings keys', init.settings);
     expect(init.settings.interpreter === path.join(dir, 'fake-python'), 'initializationOptions.settings.interpreter', init.settings);
-    expect(init.settings.runTimeout === 30 && init.settings.runMemoryLimitMb === 4096 && init.settings.select === null, 'defaults', init.settings);
+    expect(init.settings.runTimeout === 60 && init.settings.runMemoryLimitMb === 4096 && init.settings.select === null, 'defaults', init.settings);
     expect(JSON.stringify(init.settings.severity) === '{"GL003":"warning"}', 'severity from the workspace settings', init.settings);
     const conf = records('configuration')[0];
     expect(Array.isArray(conf) && conf.length === 2 && conf.every((c) => FAKE_KEYS.every((k) => k in c)), 'workspace/configuration answer', conf);
@@ -807,13 +909,172 @@ scenario(
     prepare: (ws) => {
       const dir = path.dirname(ws);
       const wrapper = path.join(dir, 'fake-python');
+      // metadata of torch-gradlint at the extension's version, for the stand-in's `gradlint`
+      const distInfo = path.join(dir, 'fake-site', `torch_gradlint-${pkg.version}.dist-info`);
+      fs.mkdirSync(distInfo, { recursive: true });
+      fs.writeFileSync(path.join(distInfo, 'METADATA'), `Metadata-Version: 2.1\nName: torch-gradlint\nVersion: ${pkg.version}\n`);
+      fs.writeFileSync(path.join(distInfo, 'top_level.txt'), 'gradlint\n');
       fs.writeFileSync(
         wrapper,
-        `#!/bin/sh\nexport PYTHONPATH="${path.join(HERE, 'fake-server')}"\nexport GRADLINT_FAKE_LOG="${path.join(dir, 'fake-server.jsonl')}"\n` +
-          `export GRADLINT_FAKE_RUN_SECONDS=2\nexec "${PYTHON}" "$@"\n`,
+        `#!/bin/sh\nexport PYTHONPATH="${path.join(HERE, 'fake-server')}:${path.dirname(distInfo)}"\nexport GRADLINT_FAKE_LOG="${path.join(dir, 'fake-server.jsonl')}"\n` +
+          `export GRADLINT_FAKE_RUN_SECONDS=2 GRADLINT_FAKE_VERSION=${pkg.version}\nexec "${PYTHON}" "$@"\n`,
       );
       fs.chmodSync(wrapper, 0o755);
       writeJson(path.join(ws, '.vscode', 'settings.json'), { 'gradlint.interpreter': wrapper, 'gradlint.severity': { GL003: 'warning' } });
+    },
+  },
+);
+
+// 8. A Python environment without gradlint: "Install torch-gradlint" in the notification installs
+//    the wheel bundled in the .vsix into it (pip, in a VS Code terminal), the server then starts and
+//    diagnostics appear; the venv has torch-gradlint of the extension's version, from that wheel.
+const FRESH_VENV = (ws) => path.join(path.dirname(ws), 'fresh-venv');
+scenario(
+  'install-button',
+  [],
+  async (vs, { ws }) => {
+    const python = path.join(FRESH_VENV(ws), 'bin', 'python');
+    await vs.openFile('gl001_float32.py');
+    const msg = await vs.waitForNotification(/torch-gradlint \(the gradlint language server\) is not installed in .*fresh-venv/, 40000);
+    log(`  notification: ${msg}`);
+    await vs.waitFor(() => vs.statusItem(/gradlint: not installed/), 'status bar "gradlint: not installed"', 10000);
+    const toast = vs.page.locator('.notification-toast', { hasText: 'is not installed in' });
+    await toast.locator('.monaco-button', { hasText: 'Install torch-gradlint' }).click();
+    await vs.waitForOutput(/Install torch-gradlint: \S+ -m pip install \S+\/server\/torch_gradlint-[\d.]+-py3-none-any\.whl && exit/, 15000);
+    log('  "Install torch-gradlint": pip install <the bundled wheel>, in a terminal');
+    const t0 = Date.now();
+    await vs.waitForOutput(/install terminal closed/, 300000);
+    log(`  the install finished and its terminal closed (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    await vs.waitForOutput(/torch-gradlint [\d.]+ found in \S+fresh-venv/, 60000);
+    await vs.waitFor(() => vs.squiggles('error').count(), 'an error squiggle from the installed server', 60000);
+    await vs.waitFor(() => vs.statusItem(/^\S*\s*gradlint$/m), 'status bar "gradlint" (ready)', 20000);
+    const r = spawnSync(python, ['-c', 'import json, importlib.metadata as m; d = m.distribution("torch-gradlint"); ' +
+      'print(json.dumps([d.version, json.loads(d.read_text("direct_url.json") or "{}").get("url", "")]))'], { encoding: 'utf8' });
+    const [version, url] = JSON.parse(r.stdout || '[null, ""]');
+    const bundled = `/gradlint.gradlint-${pkg.version}/server/torch_gradlint-${pkg.version}-py3-none-any.whl`;
+    if (version !== pkg.version || !url.endsWith(bundled)) {
+      throw new Error(`torch-gradlint in the venv: ${version} from ${url} (${r.stderr}); expected ${pkg.version} from …${bundled}`);
+    }
+    log(`  the venv has torch-gradlint ${version} from ${url}; diagnostics shown`);
+  },
+  {
+    workspaceSettings: {},
+    prepare: (ws) => {
+      const venv = FRESH_VENV(ws);
+      const r = spawnSync('python3', ['-m', 'venv', venv], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`python3 -m venv: ${r.stderr}`);
+      writeJson(path.join(ws, '.vscode', 'settings.json'), { 'gradlint.interpreter': path.join(venv, 'bin', 'python') });
+    },
+  },
+);
+
+// 8b. The system's Python (Debian's /usr/bin/python3, PEP 668: pip may not install into it) is
+//     the one found: "Install in a new venv" creates a venv in the extension's storage, installs the
+//     bundled wheel there, points the User setting gradlint.interpreter at it, and the server starts.
+scenario(
+  'install-in-new-venv',
+  [],
+  async (vs, { userData }) => {
+    await vs.openFile('gl001_float32.py');
+    const msg = await vs.waitForNotification(/not installed in \S*python3, a Python managed by your system/, 40000);
+    log(`  notification: ${msg}`);
+    const toast = vs.page.locator('.notification-toast', { hasText: 'managed by your system' });
+    await toast.locator('.monaco-button', { hasText: 'Install in a new venv' }).click();
+    const t0 = Date.now();
+    await vs.waitForOutput(/gradlint.interpreter \(User\) set to \S+\/venv\/bin\/python/, 300000);
+    log(`  venv created and torch-gradlint installed (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    await vs.waitFor(() => vs.squiggles('error').count(), 'an error squiggle from the server in the new venv', 60000);
+    await vs.waitFor(() => vs.statusItem(/^\S*\s*gradlint$/m), 'status bar "gradlint" (ready)', 20000);
+    const user = JSON.parse(fs.readFileSync(path.join(userData, 'User', 'settings.json'), 'utf8'));
+    const python = user['gradlint.interpreter'];
+    if (!python || !python.startsWith(path.join(userData, 'User', 'globalStorage'))) {
+      throw new Error(`User gradlint.interpreter: ${python}`);
+    }
+    const r = spawnSync(python, ['-c', 'import importlib.metadata as m; print(m.version("torch-gradlint"))'], { encoding: 'utf8' });
+    if (r.stdout.trim() !== pkg.version) throw new Error(`torch-gradlint in ${python}: ${r.stdout}${r.stderr}`);
+    log(`  User gradlint.interpreter = ${python} (torch-gradlint ${r.stdout.trim()}); diagnostics shown`);
+  },
+  {
+    workspaceSettings: {},
+    env: (dir) => {
+      // python3 on PATH is the system's; VSCODE_CLI=1 keeps this PATH (no login-shell resolution)
+      const bin = path.join(dir, 'path');
+      fs.mkdirSync(bin, { recursive: true });
+      fs.symlinkSync('/usr/bin/python3', path.join(bin, 'python3'));
+      return { PATH: `${bin}${path.delimiter}${process.env.PATH}`, VSCODE_CLI: '1' };
+    },
+  },
+);
+
+// 8c. The install check passes but `gradlint lsp` does not answer initialize (here: an interpreter
+//     wrapper that runs the check, then makes the server exit): a broken install, "Reinstall".
+scenario(
+  'server-does-not-start',
+  [],
+  async (vs) => {
+    await vs.openFile('gl001_float32.py');
+    const msg = await vs.waitForNotification(/did not answer initialize/, 60000);
+    log(`  notification: ${msg}`);
+    if (!/torch-gradlint [\d.]+ in \S+broken-python is broken/.test(msg)) throw new Error(`message: ${msg}`);
+    const toast = vs.page.locator('.notification-toast', { hasText: 'did not answer initialize' });
+    const buttons = await toast.locator('.monaco-button').allInnerTexts();
+    if (!buttons.includes('Reinstall torch-gradlint') || !buttons.includes('Show Output')) {
+      throw new Error(`buttons: ${JSON.stringify(buttons)}`);
+    }
+    await vs.waitFor(() => vs.statusItem(/gradlint: broken install/), 'status bar "gradlint: broken install"', 10000);
+    log(`  buttons: ${buttons.join(', ')}; status bar: broken install`);
+  },
+  {
+    workspaceSettings: {},
+    prepare: (ws) => {
+      const wrapper = path.join(path.dirname(ws), 'broken-python');
+      fs.writeFileSync(wrapper, `#!/bin/sh\nif [ "$1" = "-m" ]; then echo "gradlint lsp: broken on purpose" >&2; exit 3; fi\nexec "${PYTHON}" "$@"\n`);
+      fs.chmodSync(wrapper, 0o755);
+      writeJson(path.join(ws, '.vscode', 'settings.json'), { 'gradlint.interpreter': wrapper });
+    },
+  },
+);
+
+// 9. Restricted Mode, the workspace sets gradlint.interpreter, the user does not: that setting is
+//    ignored, and the message says so and how to set one (not "gradlint is not installed" about
+//    the python3 used instead, here a venv without gradlint first on PATH).
+scenario(
+  'untrusted-workspace-interpreter',
+  [],
+  async (vs) => {
+    await vs.waitFor(() => vs.statusItem(/Restricted Mode/), 'the Restricted Mode indicator', 20000);
+    await vs.openFile('gl001_float32.py');
+    const msg = await vs.waitForNotification(/ignored until you trust the workspace/, 40000);
+    log(`  notification: ${msg}`);
+    if (!msg.includes(`gradlint.interpreter to "${PYTHON}"`) || !/path\/python3 instead/.test(msg) || !/User settings/.test(msg) || /not installed/.test(msg)) {
+      throw new Error(`message: ${msg}`);
+    }
+    const toast = vs.page.locator('.notification-toast', { hasText: 'ignored until you trust' });
+    const buttons = await toast.locator('.monaco-button').allInnerTexts();
+    if (!buttons.includes('Manage Workspace Trust') || !buttons.includes('Open User Settings')) {
+      throw new Error(`buttons: ${JSON.stringify(buttons)}`);
+    }
+    await vs.waitFor(() => vs.statusItem(/workspace interpreter ignored/), 'status bar "workspace interpreter ignored"', 10000);
+    log(`  buttons: ${buttons.join(', ')}; status bar: workspace interpreter ignored`);
+    await vs.waitForOutput(/Restricted Mode: the workspace's gradlint.interpreter .* is ignored/);
+    log(`  ${/Restricted Mode: the workspace's gradlint.interpreter (comes from|is set in) [^\n]*/.exec(vs.outputChannel())?.[0]}`);
+  },
+  {
+    userSettings: {
+      'security.workspace.trust.enabled': true,
+      'security.workspace.trust.startupPrompt': 'never',
+      'security.workspace.trust.banner': 'never',
+    },
+    workspaceSettings: { 'gradlint.interpreter': PYTHON },
+    env: (dir) => {
+      const venv = path.join(dir, 'no-gradlint');
+      const r = spawnSync('python3', ['-m', 'venv', '--without-pip', venv], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`python3 -m venv: ${r.stderr}`);
+      const bin = path.join(dir, 'path');
+      fs.mkdirSync(bin, { recursive: true });
+      fs.symlinkSync(path.join(venv, 'bin', 'python3'), path.join(bin, 'python3'));
+      // VSCODE_CLI=1: the server keeps this environment (no login-shell resolution that rebuilds PATH)
+      return { PATH: `${bin}${path.delimiter}${process.env.PATH}`, VSCODE_CLI: '1' };
     },
   },
 );

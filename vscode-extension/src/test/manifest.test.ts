@@ -16,7 +16,7 @@ test('every setting is contributed, described, with the documented default', () 
   }
   assert.equal(props['gradlint.enable'].default, DEFAULTS.enable);
   assert.equal(props['gradlint.interpreter'].default, '');
-  assert.equal(props['gradlint.run.timeout'].default, 30);
+  assert.equal(props['gradlint.run.timeout'].default, 60); // as `gradlint run` and the server
   assert.equal(props['gradlint.run.memoryLimit'].default, 4096);
   assert.equal(props['gradlint.run.onSave'].default, false);
   assert.equal(props['gradlint.codeLens.enable'].default, true);
@@ -39,7 +39,9 @@ test('activation, engine, workspace trust, no hard dependency on the Python exte
   assert.equal(manifest.publisher, 'gradlint');
   assert.equal(manifest.name, 'gradlint');
   assert.equal(manifest.engines.vscode, '^1.82.0');
-  assert.deepEqual(manifest.activationEvents, ['onLanguage:python', 'workspaceContains:**/*.py']);
+  assert.deepEqual(manifest.activationEvents, [
+    'onLanguage:python', 'onNotebook:jupyter-notebook', 'workspaceContains:**/*.py', 'workspaceContains:**/*.ipynb',
+  ]);
   assert.equal(manifest.main, './dist/extension.js');
   assert.equal(manifest.extensionDependencies, undefined);
   const trust = manifest.capabilities.untrustedWorkspaces;

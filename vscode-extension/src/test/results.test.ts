@@ -51,3 +51,21 @@ test('command arguments follow the server contract', () => {
   assert.equal(isLastReport(null), false);
   assert.equal(isLastReport({ title: 't' }), false);
 });
+
+test('a worker that cannot start: the notification carries the advice', () => {
+  const s = summarizeRun({
+    target: 'Square',
+    result: {
+      status: 'error',
+      verdict: 'worker_unavailable',
+      summary: '✗ torch is not installed in /v/bin/python',
+      message: 'Run gradcheck with a Python that has torch: set the `interpreter` setting.\nOr install torch into /v/bin/python: `/v/bin/python -m pip install torch==2.13.0`.\nstderr tail',
+    },
+  });
+  assert.equal(s?.outcome, 'fail');
+  assert.equal(
+    s?.message,
+    'Square: ✗ torch is not installed in /v/bin/python. Run gradcheck with a Python that has torch: set the `interpreter` setting. ' +
+      'Or install torch into /v/bin/python: `/v/bin/python -m pip install torch==2.13.0`.',
+  );
+});

@@ -22,10 +22,11 @@ test('defaults when nothing is set', () => {
     select: null,
     ignore: [],
     severity: {},
-    runTimeout: 30,
+    runTimeout: 60,
     runMemoryLimitMb: 4096,
     runOnSave: false,
     codeLens: true,
+    diagnosticMode: 'auto',
     trace: 'off',
   });
   assert.equal(s.runTimeout, DEFAULTS.runTimeout);
@@ -44,6 +45,7 @@ test('VS Code settings → initializationOptions (the server contract)', () => {
       'run.memoryLimit': 2048,
       'run.onSave': true,
       'codeLens.enable': false,
+      diagnosticMode: 'workspace',
       'trace.server': 'verbose',
     }),
   );
@@ -57,13 +59,15 @@ test('VS Code settings → initializationOptions (the server contract)', () => {
       runMemoryLimitMb: 2048,
       runOnSave: true,
       codeLens: false,
+      diagnosticMode: 'workspace',
       interpreter: '/venv/bin/python',
     },
     workspaceTrusted: true,
   });
   // JSON-serialisable, exactly these keys
   assert.deepEqual(Object.keys(JSON.parse(JSON.stringify(init.settings))).sort(), [
-    'codeLens', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave', 'runTimeout', 'select', 'severity',
+    'codeLens', 'diagnosticMode', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave', 'runTimeout', 'select',
+    'severity',
   ]);
   assert.equal(toInitializationOptions(s, '/usr/bin/python3', false).workspaceTrusted, false);
 });
@@ -91,7 +95,7 @@ test('invalid values fall back to defaults or are dropped', () => {
   assert.deepEqual(s.args, ['ok', 'x']);
   assert.deepEqual(s.ignore, ['GL001']);
   assert.deepEqual(s.severity, { GL003: 'error' });
-  assert.equal(s.runTimeout, 30);
+  assert.equal(s.runTimeout, 60);
   assert.equal(s.runMemoryLimitMb, 4096);
   assert.equal(s.trace, 'off');
   assert.equal(readSettings(get({ 'run.timeout': '7.5' })).runTimeout, 7.5);

@@ -6,4 +6,8 @@ test can check exactly what the extension sends (initializationOptions, workspac
 answers, executeCommand arguments, gradlint/setWorkspaceTrust, gradlint/lastReport).
 """
 
-__version__ = "0.0.0-fake"
+import os
+
+# the extension's install check wants torch-gradlint of its own version: the scenario puts a
+# matching torch_gradlint-<version>.dist-info on the path and the version here
+__version__ = os.environ.get("GRADLINT_FAKE_VERSION", "0.0.0-fake")

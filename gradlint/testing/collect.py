@@ -1,0 +1,123 @@
+"""`pytest --gradlint`: the files, the items, and running one item.
+
+A ``GradlintFile`` collects the targets ``gradlint run`` would check in a file (autograd
+Functions, declared functions; gradcheck calls are the project's own tests already) as
+``GradlintItem`` test items. An item plans its run like ``gradlint run`` does
+(gradlint/engine/runs.py: inputs from a gradcheck call in the project's tests, a
+declaration, or synthesized) and runs that request in-process
+(gradlint/worker/inprocess.py). Items are ``pytest.Function`` items, so ``-k``, ``-x``,
+``--lf``, markers, fixtures and xdist treat them like any test.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from ..analysis.source import SourceDecodeError, decode_source
+from ..engine.config import ConfigResolver
+from ..engine.linter import LintCache
+from ..engine.runs import plan
+from ..engine.targets import Target, find_targets
+from .report import GradientReport
+
+_STATE = pytest.StashKey["_Session"]()
+
+
+class _Session:
+    """What every file and item of one pytest run shares."""
+
+    def __init__(self, config: pytest.Config):
+        self.cache = LintCache()
+        self.resolver = ConfigResolver(config.rootpath)
+        self.rootpath = config.rootpath
+
+    def relative(self, path: str) -> str:
+        if not path:
+            return path
+        try:
+            relative = os.path.relpath(path, self.rootpath)
+        except ValueError:
+            return path
+        return path if relative.startswith("..") else relative
+
+
+def _session(config: pytest.Config) -> _Session:
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        state = config.stash[_STATE] = _Session(config)
+    return state
+
+
+class GradientCheckWarning(UserWarning):
+    """The gradients match, with a warning (e.g. ⚠ not twice differentiable)."""
+
+
+class GradientCheckFailed(Exception):
+    """An item's checks failed; ``repr_failure`` shows the report."""
+
+    def __init__(self, report: GradientReport):
+        super().__init__(report.summary)
+        self.report = report
+
+
+class GradlintFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        try:
+            text = decode_source(self.path.read_bytes())
+        except (OSError, SourceDecodeError):
+            return
+        if "torch" not in text:
+            return
+        for target in find_targets(text, _session(self.config).cache):
+            if not target.importable or target.kind == "call_site":
+                continue
+            yield GradlintItem.from_parent(self, name=target.qualname or target.name, callobj=_check,
+                                           target=target, text=text)
+
+
+def _check(request: pytest.FixtureRequest, gradlint_options: dict[str, Any]) -> None:
+    __tracebackhide__ = True
+    request.node.check(gradlint_options)
+
+
+class GradlintItem(pytest.Function):
+    """One target's gradient checks."""
+
+    def __init__(self, *, target: Target, text: str, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.target = target
+        self.text = text
+
+    def check(self, options: dict[str, Any]) -> None:
+        __tracebackhide__ = True
+        from ..worker import inprocess
+        from .api import worker_options
+
+        state = _session(self.config)
+        run = plan(self.target, self.path, self.text, state.resolver.for_path(self.path).root,
+                   cache=state.cache, options=worker_options(options), display=self.name)
+        result = inprocess.run_request(run.request)
+        report = GradientReport(result, self.name, run.inputs_source, state.relative)
+        if report.ok:
+            self.add_report_section("call", "gradlint", str(report))
+            if report.warning:
+                warnings.warn(GradientCheckWarning(f"{self.name}: {report.summary.lstrip('⚠ ')}"))
+            return
+        if report.inconclusive:
+            # reported at the target's line, like a skip marker on it
+            raise pytest.skip.Exception(f"{self.name}: {report.summary.lstrip('✗? ')}",
+                                        _use_item_location=True)
+        raise GradientCheckFailed(report)
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, GradientCheckFailed):
+            return str(excinfo.value.report)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.target.line - 1, f"gradients of {self.name}"

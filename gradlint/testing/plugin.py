@@ -1,0 +1,79 @@
+"""The pytest plugin (entry point ``pytest11``: ``gradlint``). Opt-in:
+
+    pytest --gradlint src/
+
+collects every autograd Function and declared function under ``src/`` as a test item
+(``src/pkg/ops.py::MyReLU``) that runs the runner's checks on it, in-process, with the
+inputs ``gradlint run`` would use (a gradcheck call in the project's tests, a
+declaration, or synthesized). A failure prints the runner's report; a run that cannot
+decide (no inputs) is skipped with the reason.
+
+Options, weakest first: the ``gradlint_options`` ini lines (``NAME=VALUE``), then
+``@pytest.mark.gradlint(eps=…, atol=…, checks=[…])`` markers (outermost first), as the
+``gradlint_options`` fixture returns them; override that fixture in a conftest.py to tune
+a directory (it may request itself to extend the defaults).
+
+Without ``--gradlint`` this module only registers the option, the marker and the
+fixture: it imports neither torch nor libcst.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gradlint", "gradient checks (gradlint)")
+    group.addoption("--gradlint", action="store_true", default=False,
+                    help="also collect every autograd Function and declared function in the given "
+                         "paths and check its gradients (runs their code)")
+    parser.addini("gradlint_options", type="linelist", default=[],
+                  help="gradient check options, one NAME=VALUE per line (eps=1e-6, atol=1e-4, "
+                       "checks=gradcheck,gradgradcheck, …)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "gradlint(**options): options for gradient checks in this test: eps, atol, rtol, "
+                   "checks=[...], fast_mode, seed, … (see the gradlint_options fixture)")
+
+
+def pytest_collect_file(file_path, parent):
+    if file_path.suffix != ".py" or not parent.config.getoption("gradlint"):
+        return None
+    from .collect import GradlintFile
+
+    return GradlintFile.from_parent(parent, path=file_path)
+
+
+@pytest.fixture
+def gradlint_options(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Options for gradient checks here: ini ``gradlint_options``, then the ``gradlint``
+    markers (closest last). Pass them on: ``assert_gradients(f, x, **gradlint_options)``."""
+    options = ini_options(request.config)
+    for mark in reversed(list(request.node.iter_markers("gradlint"))):
+        if mark.args:
+            raise pytest.UsageError(f"@pytest.mark.gradlint takes keyword options only, not {mark.args!r}")
+        options.update(mark.kwargs)
+    return options
+
+
+def ini_options(config: pytest.Config) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for line in config.getini("gradlint_options"):
+        name, sep, raw = line.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise pytest.UsageError(f"gradlint_options: expected NAME=VALUE, not {line!r}")
+        raw = raw.strip()
+        if name == "checks":
+            options[name] = [part.strip() for part in raw.split(",") if part.strip()]
+            continue
+        try:
+            options[name] = json.loads(raw)
+        except ValueError:
+            options[name] = raw
+    return options

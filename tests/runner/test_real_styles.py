@@ -1,0 +1,196 @@
+"""Real-code styles, run with no declarations: one test per cause found on published packages.
+
+The Functions live in fixtures/real_styles.py; each is correct unless its docstring says WRONG.
+"""
+import pytest
+
+from _runner_util import assert_valid, check, fn_class
+from gradlint.engine.runs import plan
+from gradlint.engine.targets import find_targets
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+FILE = "real_styles.py"
+
+
+async def run(client, request):
+    return assert_valid(await client.run(request, timeout=120))
+
+
+def value(result, name):
+    return next(i for i in result["inputs"] if i["name"] == name)
+
+
+# --- 1. non-tensor parameters are not made tensors ------------------------------------
+
+
+async def test_dim_without_default_is_an_int(client):
+    r = await run(client, fn_class(FILE, "SoftmaxDim"))
+    assert r["status"] == "pass", r["summary"]
+    assert value(r, "dim")["kind"] == "value" and value(r, "dim")["repr"] == "-1"
+    assert value(r, "x")["shape"] == [3, 4]  # 2-D with unequal sizes: dim=0 and dim=-1 differ
+
+
+async def test_string_flag_count_and_eps_parameters(client):
+    r = await run(client, fn_class(FILE, "Reduce"))
+    assert r["status"] == "pass", r["summary"]
+    assert [value(r, n)["repr"] for n in ("mode", "normalize", "n_iter", "eps")] == ["'sum'", "False", "50", "1e-06"]
+    assert "mode: str (used as str in forward)" in r["synthesis"]["params"]
+
+
+async def test_index_target_is_an_int64_index(client):
+    r = await run(client, fn_class(FILE, "NllLoss"))
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    target = value(r, "target")
+    assert target["dtype"] == "int64" and target["requires_grad"] is False
+    assert check(r, "gradcheck")["status"] == "pass"
+
+
+async def test_a_callable_parameter_is_a_one_line_skip(client):
+    r = await run(client, fn_class(FILE, "Project"))
+    assert r["status"] == "no_inputs"
+    assert r["summary"] == ("cannot make a value for `fn` (it is called in forward); declare inputs with "
+                            "`# gradlint: inputs=...`")
+
+
+# --- 2. values inside the function's domain; vacuous checks are inconclusive ------------
+
+
+async def test_log_gets_positive_inputs_not_a_kink_verdict(client):
+    r = await run(client, fn_class(FILE, "SafeLog"))
+    assert r["status"] == "pass", r["summary"]
+    assert r["synthesis"]["domain"] == "positive"
+
+
+async def test_one_hot_projection_is_checked_where_it_is_not_flat(client):
+    r = await run(client, fn_class(FILE, "SharpSparsemax"))
+    assert r["status"] == "pass", r["summary"]
+    assert r["synthesis"]["domain"] == "small"
+    assert check(r, "sensitivity")["details"]["responds_to"] == ["x"]
+
+
+async def test_a_flat_function_is_inconclusive_never_a_pass(client):
+    r = await run(client, fn_class(FILE, "Flat"))
+    assert (r["status"], r["verdict"]) == ("inconclusive", "vacuous")
+    assert r["summary"].startswith("⚠ inconclusive: no output moves when the inputs move")
+    assert check(r, "gradcheck")["status"] == "pass"
+
+
+async def test_two_draws_and_a_wrong_reduction_dim(client):
+    ok = await run(client, fn_class(FILE, "SoftmaxDim"))
+    assert [c["name"] for c in ok["checks"] if c["name"].startswith("gradcheck")] == ["gradcheck", "gradcheck (draw 2)"]
+    assert ok["summary"].startswith("✓ gradients match: gradcheck ×2 draws")
+    wrong = await run(client, fn_class(FILE, "WrongDimSoftmax"))
+    assert (wrong["status"], wrong["verdict"]) == ("fail", "wrong_gradient")
+    assert check(wrong, "gradcheck")["details"]["pattern"]["kind"] == "offdiag"
+    assert "a reduction over the wrong dim?" in wrong["summary"]
+
+
+# --- 5. second order is a separate warning ----------------------------------------------
+
+
+async def test_second_order_is_a_warning_unless_strict(client):
+    r = await run(client, fn_class(FILE, "NotTwice"))
+    assert (r["status"], r["verdict"], r["failed_check"]) == ("warning", "not_twice_differentiable", "gradgradcheck")
+    assert "mark backward @once_differentiable" in r["message"]
+    strict = await run(client, fn_class(FILE, "NotTwice", options={"strict": True}))
+    assert strict["status"] == "fail"
+
+
+# --- 6. gradlint's own machinery failing is not the user's exception ----------------------
+
+
+SPARSE = ("(torch.randn(3, 4, dtype=torch.float64).to_sparse().requires_grad_(), "
+          "torch.randn(4, 2, dtype=torch.float64, requires_grad=True))")
+
+
+async def test_sparse_complex_integer_and_non_contiguous_inputs(client, tmp_path):
+    module = tmp_path / "odd_inputs.py"
+    module.write_text(
+        "import torch\n\n"
+        "def spmm(a, b):\n    return torch.sparse.mm(a, b)\n\n"
+        "def pick(x, idx):\n    return x[idx] * 2\n\n"
+        "def cexp(z):\n    return z.exp()\n\n"
+        "def tsum(x):\n    return (x * x).sum(0)\n")
+    cases = {
+        "spmm": SPARSE,
+        "pick": "(torch.randn(4, dtype=torch.float64, requires_grad=True), torch.tensor([0, 2]))",
+        "cexp": "(torch.randn(3, dtype=torch.complex128, requires_grad=True),)",
+        "tsum": "(torch.randn(4, 3, dtype=torch.float64).t().requires_grad_(),)",
+    }
+    for name, source in cases.items():
+        request = {"module": {"path": str(module)}, "sys_path": [str(tmp_path)],
+                   "target": {"kind": "callable", "qualname": name},
+                   "inputs": {"kind": "expression", "source": source}}
+        r = await run(client, request)
+        assert r["status"] == "pass", (name, r["summary"], r["notes"])
+        assert not any("Could not run" in (c["message"] or "") for c in r["checks"] if c["status"] == "error")
+
+
+async def test_a_check_that_gradlint_cannot_run_is_skipped_and_the_others_run(client, tmp_path):
+    # a forward that returns a sparse tensor: comparing outputs densely is gradlint's job,
+    # and whatever fails inside gradlint's own checks is reported as gradlint's
+    module = tmp_path / "sparse_out.py"
+    module.write_text("import torch\n\ndef tosparse(x):\n    return (x * 2).to_sparse()\n")
+    request = {"module": {"path": str(module)}, "sys_path": [str(tmp_path)],
+               "target": {"kind": "callable", "qualname": "tosparse"},
+               "inputs": {"kind": "expression",
+                          "source": "(torch.randn(3, 4, dtype=torch.float64, requires_grad=True),)"}}
+    r = await run(client, request)
+    for c in r["checks"]:
+        if c["status"] == "skipped" and (c["message"] or "").startswith("gradlint could not run this check"):
+            assert "internal_error" in c["details"]
+    assert r["exception"] is None or r["exception"]["traceback"], r["summary"]
+
+
+# --- 7. abstract bases, and the mismatch patterns -----------------------------------------
+
+
+async def test_subclass_of_an_abstract_base_runs(client):
+    r = await run(client, fn_class(FILE, "Double"))
+    assert r["status"] == "pass", r["summary"]
+
+
+@pytest.mark.parametrize("qualname, kind, text", [
+    ("Tripled", "scale", "analytical = 0.333 × numerical (a constant factor)"),
+    ("Negated", "sign", "wrong sign (analytical = -numerical)"),
+    ("Detached", "zero", "analytical gradient is zero (a detached or missing term)"),
+])
+async def test_mismatch_patterns(client, qualname, kind, text):
+    r = await run(client, fn_class(FILE, qualname))
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient")
+    assert check(r, "gradcheck")["details"]["pattern"]["kind"] == kind
+    assert r["summary"].startswith("✗ Jacobian mismatch for x, output 0: " + text), r["summary"]
+
+
+async def test_transposed_gradient_of_a_square_input(client):
+    square = ("(torch.randn(3, 3, dtype=torch.float64, requires_grad=True), "
+              "torch.randn(3, 2, dtype=torch.float64, requires_grad=True))")
+    r = await run(client, fn_class(FILE, "Transposed", inputs={"kind": "expression", "source": square}))
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient")
+    assert check(r, "gradcheck")["details"]["pattern"]["kind"] == "transposed"
+    assert "the gradient is transposed" in r["summary"]
+
+
+# --- 3. parametrized test calls ---------------------------------------------------------
+
+
+async def test_parametrized_call_site_is_called_with_its_cases(client, tmp_path):
+    test = tmp_path / "test_param.py"
+    test.write_text(
+        "import pytest\nimport torch\nfrom torch.autograd import gradcheck\n\n"
+        "SCALES = [0.0, 2.0]\n\n"
+        "@pytest.fixture\ndef x():\n    return torch.randn(3, 4, dtype=torch.float64, requires_grad=True)\n\n"
+        "@pytest.mark.parametrize('scale', SCALES)\n"
+        "@pytest.mark.parametrize('dim, keep', [pytest.param(0, True, id='d0'), (1, False)])\n"
+        "def test_sum(x, scale, dim, keep):\n"
+        "    assert gradcheck(lambda t: (scale * t).sum(dim, keepdim=keep), (x,))\n")
+    # the static side finds the cases (as source text), the worker evaluates them
+    [target] = find_targets(test.read_text())
+    assert target.parametrize == ((("scale",), "SCALES"),
+                                  (("dim", "keep"), "[pytest.param(0, True, id='d0'), (1, False)]"))
+    r = await run(client, plan(target, test, test.read_text(), tmp_path).request)
+    assert r["status"] == "pass", (r["summary"], r["notes"])
+    # scale=0.0 makes the check vacuous: the next case is checked instead
+    assert r["target"]["case"] == {"scale": "2.0", "dim": "0", "keep": "True"}
+    assert any("proves nothing" in note for note in r["notes"])
