@@ -225,7 +225,8 @@ class Expressions:
             if arg.star:
                 if rule.operands:
                     return UNKNOWN
-                others.append(None)  # `.view(*shape, 1)`: sizes, most likely
+                if not self._spreads_sizes(arg.value, site, depth):
+                    others.append(None)  # may spread a tensor that requires grad
                 continue
             fact = self.fact(arg.value, site, depth + 1)
             operand = arg.keyword is None and positional < rule.operands
@@ -251,6 +252,18 @@ class Expressions:
         if positional < rule.operands:
             return UNKNOWN
         return self._transferred(rule, tensors, numbers, call, site, others)
+
+    def _spreads_sizes(self, value: cst.BaseExpression, site: Site, depth: int) -> bool:
+        """``*value`` spreads only non-tensors: a tuple or list of numbers (`*batch_shape`),
+        or a tensor's `.shape` / `.size()` (a torch.Size never requires grad)."""
+        if isinstance(value, cst.Attribute) and value.attr.value == "shape":
+            return True
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                value.func.attr.value == "size" and not value.args:
+            return True
+        fact = self.fact(value, site, depth + 1)
+        return isinstance(fact, SequenceFact) and fact.elements is not None and all(
+            isinstance(e, OpaqueFact) and e.kind in ("number", "bool") for e in fact.elements)
 
     def _sequence_function_fact(self, call: cst.Call, site: Site, depth: int) -> Fact:
         if not call.args or call.args[0].keyword is not None or call.args[0].star:

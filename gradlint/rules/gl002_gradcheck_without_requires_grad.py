@@ -136,6 +136,20 @@ class GradcheckWithoutRequiresGrad(Rule):
             def test_sin(x):
                 assert torch.autograd.gradcheck(torch.sin, (x * 2,))
             """),
+        Valid("""
+            import torch
+            def test_backward():
+                batch = (3, 2)
+                x = torch.randn(*batch, 7, dtype=torch.float64)
+                scale = torch.randn(*batch, dtype=torch.float64, requires_grad=True).view(*batch, 1) ** 2
+                torch.autograd.gradcheck(torch.mul, (x, scale))
+            """, why="spread sizes carry no tensor; the requires_grad before them stays"),
+        Valid("""
+            import torch
+            def test_backward(extra):
+                x = torch.randn(3, 2, dtype=torch.float64).expand(*extra)
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="`*extra` is unknown: it may spread a tensor that requires grad"),
     ]
     INVALID = [
         Invalid(
@@ -280,6 +294,27 @@ class GradcheckWithoutRequiresGrad(Rule):
                 assert torch.autograd.gradcheck(torch.sin, (x,))
             """,
             message="no input of this gradcheck call requires grad (`x`); torch raises ValueError",
+        ),
+        Invalid(
+            """
+            import torch
+            def test_backward():
+                batch = (3, 2)
+                x = torch.randn(*batch, 7, dtype=torch.float64)
+                scale = torch.randn(*batch, dtype=torch.float64).view(*batch, 1) ** 2
+                torch.autograd.gradcheck(torch.mul, (x, scale))
+            """,
+            message="no input of this gradcheck call requires grad (`x`, `scale`); torch raises ValueError",
+            range=(6, 41, 6, 51),
+            fixed="""
+            import torch
+            def test_backward():
+                batch = (3, 2)
+                x = torch.randn(*batch, 7, dtype=torch.float64, requires_grad=True)
+                scale = (torch.randn(*batch, dtype=torch.float64).view(*batch, 1) ** 2).requires_grad_()
+                torch.autograd.gradcheck(torch.mul, (x, scale))
+            """,
+            applicability="safe",
         ),
     ]
 
