@@ -130,6 +130,8 @@ class Expressions:
             dtype, default = self.context.default_dtype, True
         elif factory == "integer":
             dtype = torch_api.INTEGER_FACTORIES[qualified]
+        elif factory == "explicit":
+            dtype = None  # a required keyword: without it, torch raises TypeError
         elif factory == "like":
             source = _argument(call, 0, "input")
             source_fact = self.fact(source, site, depth + 1) if source is not None else UNKNOWN
@@ -302,6 +304,7 @@ _FACTORY_KINDS: dict[str, str] = {
     **{name: "inferred" for name in torch_api.INFERRED_FACTORIES},
     **{name: "like" for name in torch_api.LIKE_FACTORIES},
     **{name: "integer" for name in torch_api.INTEGER_FACTORIES},
+    **{name: "explicit" for name in torch_api.EXPLICIT_DTYPE_FACTORIES},
 }
 _KIND_ORDER = ["bool", "int", "float", "complex"]
 

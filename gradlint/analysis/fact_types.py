@@ -35,7 +35,7 @@ class TensorFact:
 
 @dataclass(frozen=True)
 class SequenceFact:
-    kind: str  # "tuple" | "list"
+    kind: str  # "tuple" | "list" | "range"
     elements: tuple["Fact", ...] | None  # None: length or content unknown
     node: cst.Tuple | cst.List | None = None  # the literal the elements come from
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 
 _MAX_DEPTH = 24
+_MAX_RANGE = 64  # longer ranges are iterated, not spread into gradcheck calls
 _PURE_BUILTINS = frozenset({
     "print", "len", "isinstance", "type", "id", "repr", "str", "float", "int", "bool",
     "tuple", "list", "dict", "set", "sorted", "enumerate", "zip", "range", "hash", "format",
@@ -420,6 +421,8 @@ class Evaluator(Expressions):
             if isinstance(inner, OpaqueFact) and inner.kind == "generator":
                 return SequenceFact(builtin, None)
             return UNKNOWN
+        if builtin == "range":
+            return self._range_fact(call, site, depth)
         if isinstance(call.func, cst.Attribute):
             receiver = self.fact(call.func.value, site, depth + 1)
             if isinstance(receiver, TensorFact):
@@ -428,6 +431,23 @@ class Evaluator(Expressions):
                 # `load(a).double()`: whatever `load` returns, a cast decides the dtype
                 return self._method_fact(TensorFact(None, None), call, site, depth)
         return self.callees.result(call, site, depth)
+
+    def _range_fact(self, call: cst.Call, site: Site, depth: int) -> Fact:
+        """``range(2)``, ``range(1, n)`` with known integers: the numbers, so that a
+        comprehension over it (``[torch.randn(3) for _ in range(2)]``) has known length."""
+        bounds = []
+        for arg in call.args:
+            fact = self.fact(arg.value, site, depth + 1) if not arg.star and arg.keyword is None \
+                else UNKNOWN
+            if not (isinstance(fact, OpaqueFact) and type(fact.value) is int):
+                return SequenceFact("range", None)
+            bounds.append(fact.value)
+        if not 1 <= len(bounds) <= 3 or (len(bounds) == 3 and bounds[2] == 0):
+            return SequenceFact("range", None)
+        numbers = range(*bounds)
+        if len(numbers) > _MAX_RANGE:
+            return SequenceFact("range", None)
+        return SequenceFact("range", tuple(OpaqueFact("number", n) for n in numbers))
 
     # operators -----------------------------------------------------------------------
 

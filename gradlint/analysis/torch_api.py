@@ -69,6 +69,11 @@ LIKE_FACTORIES = frozenset(f"torch.{name}" for name in (
     "randn_like", "rand_like", "zeros_like", "ones_like", "empty_like", "full_like",
 ))
 INTEGER_FACTORIES = {"torch.randint": "int64", "torch.randperm": "int64"}
+# Factories whose `dtype=` is required (no default dtype): torch.testing's make_tensor.
+EXPLICIT_DTYPE_FACTORIES = frozenset({
+    "torch.testing.make_tensor", "torch.testing._creation.make_tensor",
+    "torch.testing._internal.common_utils.make_tensor",
+})
 # Legacy constructors: `torch.Tensor(...)` uses the default dtype, the others are fixed.
 LEGACY_CONSTRUCTORS = {"torch.Tensor": None, **TENSOR_TYPES}
 PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})

@@ -256,8 +256,36 @@ class LowPrecisionGradcheckInput(Rule):
                     x = torch.rand(3, dtype=self.dtype, requires_grad=True)
                     self.assertTrue(torch.autograd.gradcheck(torch.sin, (x,)))
             """, why="a method assigns the attribute: its value is not followed"),
+        Valid("""
+            import torch
+            from torch.testing import make_tensor
+
+            def check(dtype):
+                x = make_tensor((3,), dtype=dtype, device="cpu", requires_grad=True)
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="make_tensor's dtype is whatever the caller passes"),
     ]
     INVALID = [
+        Invalid(
+            """
+            import torch
+            from torch.testing import make_tensor
+
+            def test_sin():
+                x = make_tensor((3,), dtype=torch.float32, device="cpu", requires_grad=True)
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="gradcheck input `x` is float32; finite differences need float64",
+            fixed="""
+            import torch
+            from torch.testing import make_tensor
+
+            def test_sin():
+                x = make_tensor((3,), dtype=torch.float64, device="cpu", requires_grad=True)
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            applicability="safe",
+        ),
         Invalid(
             """
             import unittest

@@ -120,6 +120,12 @@ class GradcheckInputsNotOneArgument(Rule):
             def test(inputs):
                 torch.autograd.gradcheck(torch.mul, *inputs)
             """, why="the length of inputs is unknown"),
+        Valid("""
+            import torch
+            def test(n):
+                inputs = [torch.randn(3, dtype=torch.float64, requires_grad=True) for _ in range(n)]
+                torch.autograd.gradcheck(torch.sin, *inputs)
+            """, why="`range(n)` may have one element"),
     ]
     INVALID = [
         Invalid(
@@ -270,6 +276,24 @@ class GradcheckInputsNotOneArgument(Rule):
                 x = torch.randn(3, dtype=torch.float64, requires_grad=True)
                 inputs = [x, x.clone()]
                 torch.autograd.gradcheck(torch.mul, tuple(inputs), eps=1e-6)
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            def test():
+                inputs = [torch.randn(3, dtype=torch.float64, requires_grad=True) for _ in range(2)]
+                torch.autograd.gradcheck(torch.mul, *inputs)
+            """,
+            message="gradcheck takes all inputs as one tuple; `*inputs` spreads 2 inputs over "
+                    "separate arguments (TypeError); pass `tuple(inputs)`",
+            range=(4, 41, 4, 48),
+            fixed="""
+            import torch
+            def test():
+                inputs = [torch.randn(3, dtype=torch.float64, requires_grad=True) for _ in range(2)]
+                torch.autograd.gradcheck(torch.mul, tuple(inputs))
             """,
             applicability="safe",
         ),
