@@ -58,6 +58,18 @@ class _Unknown:
 _STOP = _Unknown()
 
 
+@dataclass(frozen=True)
+class _Branches:
+    """``name`` is bound in a branch of an ``if``: after it, its value is its value at the
+    end of one of the branches that fall through (``sites``), or, when no ``else`` binds
+    it, its value before the ``if`` (``before``)."""
+    sites: tuple[Site, ...]
+    before: Site | None
+
+
+_MAX_BRANCH_DEPTH = 6  # nested merges: keeps `if` after `if` after `if` from exploding
+
+
 class Evaluator(Expressions):
     def __init__(self, context: ModuleContext, fixtures: "FixtureSource | None" = None):
         self.context = context
@@ -151,6 +163,8 @@ class Evaluator(Expressions):
                     return UNKNOWN
                 if isinstance(outcome, _Bound):
                     return self._bound_fact(outcome, mutations, depth)
+                if isinstance(outcome, _Branches):
+                    return _apply(self._merged(name, outcome, depth), list(reversed(mutations)))
             owner = frame.owner
             if owner is not None and self._leaving_is_unsafe(owner, frame, name, mutations,
                                                              Site(site.scope, frames[:level + 1])):
@@ -242,6 +256,20 @@ class Evaluator(Expressions):
                 return find_site(scope.statements, scope, stmt)
         return None
 
+    def _merged(self, name: str, branches: _Branches, depth: int) -> Fact:
+        if depth > _MAX_BRANCH_DEPTH or len(branches.sites) > 4:
+            return UNKNOWN
+        sites = list(branches.sites)
+        if branches.before is not None and not _unbound_at(name, branches.before):
+            sites.append(branches.before)
+        facts = []
+        for site in sites:
+            fact = self.name_fact(name, site, depth + 1)
+            if isinstance(fact, UnknownFact):
+                return UNKNOWN
+            facts.append(fact)
+        return merge_facts(facts)
+
     def _bound_fact(self, bound: _Bound, mutations: list[_Mutation], depth: int) -> Fact:
         value = bound.value
         if bound.element is not None:
@@ -272,8 +300,11 @@ class Evaluator(Expressions):
                 if outcome is not None:
                     return outcome
             return None
-        # if / for / while / try / match: no flow merging
-        if any(b.name == name for b in statement_bindings(stmt)):
+        bound = any(b.name == name for b in statement_bindings(stmt))
+        if bound and isinstance(stmt, cst.If):
+            return _if_branches(stmt, site)
+        # for / while / try / match: no flow merging
+        if bound:
             return _STOP
         probe: list[_Mutation] = []
         self._mutations_inside(stmt, name, probe, site)
@@ -461,6 +492,52 @@ def _apply(fact: Fact, mutations: Sequence[_Mutation]) -> Fact:
         if mutation.dtype_unknown:
             fact = replace(fact, dtype=None, dtype_origin=None)
     return fact
+
+
+def _if_branches(stmt: cst.If, site: Site) -> _Branches:
+    """The ends of the branches of ``stmt`` (at ``site``) that fall through to what follows."""
+    ends: list[Site] = []
+
+    def add(owner: cst.CSTNode, body: Sequence[cst.BaseStatement]) -> None:
+        if not _leaves(body):
+            ends.append(Site(site.scope, site.frames + (Frame(body, len(body), owner),)))
+
+    node: cst.If = stmt
+    while True:
+        add(node, _body_of(node))
+        if isinstance(node.orelse, cst.If):  # elif
+            node = node.orelse
+            continue
+        if isinstance(node.orelse, cst.Else):
+            add(node.orelse, _body_of(node.orelse))
+            return _Branches(tuple(ends), None)
+        return _Branches(tuple(ends), site)
+
+
+def _leaves(body: Sequence[cst.BaseStatement]) -> bool:
+    """The statement list ends by leaving (return, raise, continue, break)."""
+    last = body[-1] if body else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(
+        last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+def _unbound_at(name: str, site: Site) -> bool:
+    """Is the local ``name`` certainly unbound at ``site`` (so that no path through it
+    reaches a later use)? Only in a function, outside loops and try statements, with no
+    earlier statement binding it."""
+    scope = site.scope
+    bindings = scope.table.bindings.get(name, [])
+    if scope.kind != "function" or not bindings or any(
+            b.kind is BindingKind.PARAM or isinstance(b.node, (cst.Global, cst.Nonlocal))
+            for b in bindings):
+        return False
+    for frame in site.frames:
+        if frame.owner is not None and not isinstance(frame.owner, (cst.If, cst.Else)):
+            return False
+        if any(b.name == name for stmt in frame.statements[:frame.index]
+               for b in statement_bindings(stmt)):
+            return False
+    return True
 
 
 def _is_name(node: cst.BaseExpression, name: str) -> bool:

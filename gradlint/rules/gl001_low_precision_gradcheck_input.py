@@ -264,28 +264,18 @@ class LowPrecisionGradcheckInput(Rule):
                 x = make_tensor((3,), dtype=dtype, device="cpu", requires_grad=True)
                 assert torch.autograd.gradcheck(torch.sin, (x,))
             """, why="make_tensor's dtype is whatever the caller passes"),
+        Valid("""
+            import torch
+
+            def test_sin(wide):
+                if wide:
+                    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                else:
+                    x = torch.randn(3, requires_grad=True)
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="float64 on one path: not provable (a float32 case is worth a parametrize)"),
     ]
     INVALID = [
-        Invalid(
-            """
-            import torch
-            from torch.testing import make_tensor
-
-            def test_sin():
-                x = make_tensor((3,), dtype=torch.float32, device="cpu", requires_grad=True)
-                assert torch.autograd.gradcheck(torch.sin, (x,))
-            """,
-            message="gradcheck input `x` is float32; finite differences need float64",
-            fixed="""
-            import torch
-            from torch.testing import make_tensor
-
-            def test_sin():
-                x = make_tensor((3,), dtype=torch.float64, device="cpu", requires_grad=True)
-                assert torch.autograd.gradcheck(torch.sin, (x,))
-            """,
-            applicability="safe",
-        ),
         Invalid(
             """
             import unittest
@@ -613,6 +603,41 @@ class LowPrecisionGradcheckInput(Rule):
                     self.assertTrue(torch.autograd.gradcheck(torch.sin, (x,)))
             """,
             message="gradcheck input `x` is float32; finite differences need float64",
+        ),
+        Invalid(
+            """
+            import torch
+
+            def test_sin(positive):
+                x = torch.randn(3, requires_grad=True)
+                if positive:
+                    y = x.exp()
+                else:
+                    y = -x
+                assert torch.autograd.gradcheck(torch.sin, (y,))
+            """,
+            message="gradcheck input `y` is float32 (torch's default dtype); finite differences need float64",
+            range=(9, 49, 9, 50),
+        ),
+        Invalid(
+            """
+            import torch
+            from torch.testing import make_tensor
+
+            def test_sin():
+                x = make_tensor((3,), dtype=torch.float32, device="cpu", requires_grad=True)
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="gradcheck input `x` is float32; finite differences need float64",
+            fixed="""
+            import torch
+            from torch.testing import make_tensor
+
+            def test_sin():
+                x = make_tensor((3,), dtype=torch.float64, device="cpu", requires_grad=True)
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            applicability="safe",
         ),
     ]
 

@@ -150,6 +150,23 @@ class GradcheckWithoutRequiresGrad(Rule):
                 x = torch.randn(3, 2, dtype=torch.float64).expand(*extra)
                 torch.autograd.gradcheck(torch.sin, (x,))
             """, why="`*extra` is unknown: it may spread a tensor that requires grad"),
+        Valid("""
+            import torch
+            def test_sin(fresh):
+                if fresh:
+                    x = torch.randn(3, dtype=torch.float64)
+                else:
+                    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="one branch makes it require grad: not provable either way"),
+        Valid("""
+            import torch
+            def test_sin(fresh):
+                x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                if fresh:
+                    x = torch.randn(3, dtype=torch.float64)
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="without the branch, the earlier value requires grad"),
     ]
     INVALID = [
         Invalid(
@@ -315,6 +332,21 @@ class GradcheckWithoutRequiresGrad(Rule):
                 torch.autograd.gradcheck(torch.mul, (x, scale))
             """,
             applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            def test_sin(mode):
+                if mode == "randn":
+                    x = torch.randn(3, dtype=torch.float64)
+                elif mode == "ones":
+                    x = torch.ones(3, dtype=torch.float64)
+                else:
+                    raise ValueError(mode)
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="no input of this gradcheck call requires grad (`x`); torch raises ValueError",
+            range=(9, 41, 9, 45),
         ),
     ]
 
