@@ -121,6 +121,8 @@ class Expressions:
                                   default_dtype=fixed is None)
             return UNKNOWN
         grad = _bool_argument(call, "requires_grad", False)
+        if qualified == "torch.as_tensor" and _literal_kind(_argument(call, 0, "data")) is None:
+            return UNKNOWN  # `as_tensor(t)` of a tensor is that tensor, requires_grad and all
         dtype_arg = _keyword(call, "dtype")
         default = False
         if dtype_arg is not None and not _is_none(dtype_arg):
@@ -143,7 +145,7 @@ class Expressions:
         return TensorFact(dtype, grad, origin, origin, default)
 
     def _inferred_dtype(self, qualified: str, call: cst.Call) -> tuple[str | None, bool]:
-        if qualified == "torch.tensor":
+        if qualified in ("torch.tensor", "torch.as_tensor"):
             data = _argument(call, 0, "data")
             kind = _literal_kind(data) if data is not None else None
         elif qualified == "torch.full":
@@ -183,6 +185,16 @@ class Expressions:
             origin = Origin("to", call, site) if changed else receiver.dtype_origin
             return TensorFact(dtype, grad, origin, expression,
                               receiver.default_dtype and not changed)
+        if method in torch_api.NEW_METHODS:
+            dtype_arg = _keyword(call, "dtype")
+            dtype, default = receiver.dtype, receiver.default_dtype
+            if dtype_arg is not None and not _is_none(dtype_arg):
+                dtype_fact = self.fact(dtype_arg, site, depth + 1)
+                dtype = dtype_fact.dtype if isinstance(dtype_fact, DtypeFact) else None
+                default = False
+            origin = Origin("factory", call, site)
+            return TensorFact(dtype, _bool_argument(call, "requires_grad", False), origin, origin,
+                              default)
         if method == "type":
             if not call.args:
                 return OpaqueFact("string")

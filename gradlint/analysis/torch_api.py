@@ -64,7 +64,11 @@ DEFAULT_FLOAT_FACTORIES = frozenset(f"torch.{name}" for name in (
     "empty_strided",
 ))
 # `torch.tensor(data)`, `torch.full(size, value)`, `torch.arange(...)`: dtype from the values
-INFERRED_FACTORIES = frozenset({"torch.tensor", "torch.full", "torch.arange", "torch.range"})
+INFERRED_FACTORIES = frozenset({"torch.tensor", "torch.full", "torch.arange", "torch.range",
+                                "torch.as_tensor"})
+# `x.new_ones(...)`: the receiver's dtype unless `dtype=` says otherwise; a new leaf
+NEW_METHODS = frozenset({"new_ones", "new_zeros", "new_empty", "new_full", "new_tensor",
+                         "new_empty_strided"})
 LIKE_FACTORIES = frozenset(f"torch.{name}" for name in (
     "randn_like", "rand_like", "zeros_like", "ones_like", "empty_like", "full_like",
 ))

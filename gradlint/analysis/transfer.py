@@ -92,6 +92,7 @@ FUNCTIONS: dict[str, Transfer] = {
 FUNCTIONS["torch.nn.functional.relu"] = _SAME
 FUNCTIONS["torch.nn.functional.softmax"] = _FLOATING
 FUNCTIONS["torch.nn.functional.log_softmax"] = _FLOATING
+FUNCTIONS["torch.nn.functional.normalize"] = _FLOATING
 FUNCTIONS["torch.sigmoid"] = _FLOATING
 # `torch.cat([a, b])` / `torch.stack((a, b))`: the promoted dtype of the elements
 SEQUENCE_FUNCTIONS = frozenset({"torch.cat", "torch.stack", "torch.concat", "torch.concatenate",

@@ -639,6 +639,37 @@ class LowPrecisionGradcheckInput(Rule):
             """,
             applicability="safe",
         ),
+        Invalid(
+            """
+            import torch
+
+            def test_inverse():
+                base = torch.randn(3, 3)
+                x = base.new_zeros(3, 3) + torch.eye(3)
+                x.requires_grad_()
+                assert torch.autograd.gradcheck(torch.linalg.inv, (x,))
+            """,
+            message="gradcheck input `x` is float32 (torch's default dtype); finite differences need float64",
+            range=(7, 56, 7, 57),
+        ),
+        Invalid(
+            """
+            import torch
+
+            def test_sin():
+                x = torch.as_tensor([0.5, 1.5]).requires_grad_()
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="gradcheck input `x` is float32 (torch's default dtype); finite differences need float64",
+            fixed="""
+            import torch
+
+            def test_sin():
+                x = torch.as_tensor([0.5, 1.5], dtype=torch.float64).requires_grad_()
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            applicability="safe",
+        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:

@@ -167,6 +167,12 @@ class GradcheckWithoutRequiresGrad(Rule):
                     x = torch.randn(3, dtype=torch.float64)
                 torch.autograd.gradcheck(torch.sin, (x,))
             """, why="without the branch, the earlier value requires grad"),
+        Valid("""
+            import torch
+            def test_sin():
+                t = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                torch.autograd.gradcheck(torch.sin, (torch.as_tensor(t),))
+            """, why="as_tensor of a tensor is that tensor"),
     ]
     INVALID = [
         Invalid(
