@@ -8,7 +8,8 @@ import libcst as cst
 from ..analysis.autograd_functions import AutogradFunction, Method
 from ..analysis.block import BlockAnalysis
 from ..analysis.names import compound_bodies, target_names
-from ..analysis.scopes import Site, find_site
+from ..analysis.method_body import returns
+from ..analysis.scopes import ModuleContext, Site, find_site
 from ..findings import Applicability, Severity
 from .base import DEFINES_BACKWARD, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
@@ -235,6 +236,37 @@ class BackwardUsesUnsavedTensor(Rule):
                     saved = ctx.saved_tensors
                     return grad * saved[-1], grad * saved[0]
             """),
+        Valid("""
+            import torch
+            class Base(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x * 2
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    return grad * x
+
+            class Saving(Base):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.save_for_backward(x)
+                    return x * 2
+            """, why="a subclass saves; Base's own forward may never run"),
+        Valid("""
+            import torch
+            class Delegating(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    remember(ctx, x)
+                    return x * 2
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    return grad * x
+            """, why="ctx is handed to a helper that may save"),
     ]
     INVALID = [
         Invalid(
@@ -395,6 +427,24 @@ class BackwardUsesUnsavedTensor(Rule):
             """,
             message="backward reads `output`, a local variable of forward that backward cannot "
                     "see (NameError); unpack it from ctx.saved_tensors, where it was saved",
+        ),
+        Invalid(
+            """
+            import torch
+            class Double(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.scale = 2.0
+                    return x * ctx.scale
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    return grad * ctx.scale
+            """,
+            message="backward unpacks 1 saved tensor but forward saved nothing; ValueError when "
+                    "backward runs",
+            range=(10, 9, 10, 11),
         ),
     ]
 
@@ -559,8 +609,10 @@ def _saved_names(method: Method) -> list[str] | None:
     return [a.value.value if isinstance(a.value, cst.Name) else "" for a in calls[0].args]
 
 
-def _saved(function: AutogradFunction) -> tuple[Method, cst.Call] | None:
-    """The one `ctx.save_for_backward(...)` call, in setup_context or forward."""
+def _saved(function: AutogradFunction, context: ModuleContext
+           ) -> tuple[Method, cst.Call | None] | None:
+    """The one `ctx.save_for_backward(...)` call, in setup_context or forward (None: the
+    method certainly saves nothing)."""
     method = function.setup_context if function.style == "setup_context" else function.forward
     ctx = None
     if function.style is None and method is not None and \
@@ -572,20 +624,83 @@ def _saved(function: AutogradFunction) -> tuple[Method, cst.Call] | None:
             ("setup_context" if function.style == "setup_context" else "forward") in function.inherited:
         return None
     calls = _save_calls(method, ctx)
+    if not calls and ctx is None and _saves_nothing(function, method, context):
+        return method, None  # ctx.saved_tensors is ()
     if len(calls) != 1 or any(a.star or a.keyword is not None for a in calls[0].args):
         return None
     return method, calls[0]
 
 
+def _saves_nothing(function: AutogradFunction, method: Method, context: ModuleContext) -> bool:
+    """``method`` certainly saves no tensor, and it is the one that runs: a forward that
+    returns a value, is not abstract, in a class no class of the module derives from."""
+    if any(isinstance(d.decorator, (cst.Name, cst.Attribute)) and
+           (d.decorator.value if isinstance(d.decorator, cst.Name) else d.decorator.attr.value)
+           == "abstractmethod" for d in method.node.decorators):
+        return False
+    if not any(isinstance(r.value, cst.BaseExpression) for r, _ in returns(method)):
+        return False
+    return _ctx_only_attributes(method) and not _derived_from(function.name, context)
+
+
+def _derived_from(name: str, context: ModuleContext) -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            nonlocal found
+            for base in node.bases:
+                value = base.value
+                if (isinstance(value, cst.Name) and value.value == name) or \
+                        (isinstance(value, cst.Attribute) and value.attr.value == name):
+                    found = True
+
+    for stmt in context.statements:
+        stmt.visit(Finder())
+    return found
+
+
+def _ctx_only_attributes(method: Method) -> bool:
+    """``ctx`` appears in the method only as ``ctx.attr`` (never handed to other code,
+    never in a nested function, never ``ctx.save_for_backward``): nothing can save."""
+    ctx = method.context_name
+    if ctx is None:
+        return False
+    safe: set[int] = set()
+    names: list[cst.Name] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if isinstance(node.value, cst.Name) and node.value.value == ctx and \
+                    node.attr.value != "save_for_backward":
+                safe.add(id(node.value))
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == ctx:
+                names.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            names.append(cst.Name(ctx))  # a nested function: what it does is not followed
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return self.visit_FunctionDef(node)  # type: ignore[arg-type]
+
+    for stmt in method.scope.statements:
+        stmt.visit(Finder())
+    return all(id(name) in safe for name in names)
+
+
 def _unpacking(block: BlockAnalysis, function: AutogradFunction, backward: Method
                ) -> Iterator[Report]:
-    saved = _saved(function)
+    saved = _saved(function, block.context)
     if saved is None:
         return
     method, call = saved
-    count = len(call.args)
+    args = call.args if call is not None else ()
+    count = len(args)
     where = "forward" if method is function.forward else "setup_context"
-    names = [block.code(a.value) for a in call.args]
+    names = [block.code(a.value) for a in args]
     ctx = backward.context_name
     for line in _lines(backward.scope.statements):
         for small in line.body:
@@ -606,7 +721,7 @@ def _unpacking(block: BlockAnalysis, function: AutogradFunction, backward: Metho
                 if unpacked != count:
                     listed = ", ".join(f"`{n}`" for n in names) if all(len(n) < 20 for n in names) else ""
                     message = (f"backward unpacks {unpacked} saved tensor{'s' if unpacked != 1 else ''} "
-                               f"but {where} saved {count}{f' ({listed})' if listed else ''}; "
+                               f"but {where} saved {count or 'nothing'}{f' ({listed})' if listed else ''}; "
                                f"ValueError when backward runs")
                     yield Report(target, message, site)
             elif isinstance(target, cst.Name) and count == 1 and \
@@ -623,13 +738,14 @@ def _indexing(block: BlockAnalysis, function: AutogradFunction, backward: Method
               ) -> Iterator[Report]:
     """``ctx.saved_tensors[i]`` (or ``saved[i]`` after ``saved = ctx.saved_tensors``) past
     the tensors saved."""
-    saved = _saved(function)
+    saved = _saved(function, block.context)
     if saved is None:
         return
     method, call = saved
-    count = len(call.args)
+    args = call.args if call is not None else ()
+    count = len(args)
     where = "forward" if method is function.forward else "setup_context"
-    names = [block.code(a.value) for a in call.args]
+    names = [block.code(a.value) for a in args]
     listed = ", ".join(f"`{n}`" for n in names) if all(len(n) < 20 for n in names) else ""
     ctx = backward.context_name
     aliases = {name for name, bindings in backward.scope.table.bindings.items()
@@ -641,7 +757,7 @@ def _indexing(block: BlockAnalysis, function: AutogradFunction, backward: Method
     for node, index in finder.found:
         if -count <= index < count:
             continue
-        message = (f"backward reads saved tensor [{index}] but {where} saved {count}"
+        message = (f"backward reads saved tensor [{index}] but {where} saved {count or 'nothing'}"
                    f"{f' ({listed})' if listed else ''}; IndexError when backward runs")
         yield Report(node, message, _site_of_name(backward, node))  # type: ignore[arg-type]
 
