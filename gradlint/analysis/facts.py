@@ -40,6 +40,7 @@ class _Bound:
     value: cst.BaseExpression
     site: Site
     element: int | None = None  # unpacking `a, b = x, y`: which element
+    unpacked: int | None = None  # unpacking `a, b = pair` (not a literal): how many names
 
 
 @dataclass(frozen=True)
@@ -272,6 +273,12 @@ class Evaluator(Expressions):
 
     def _bound_fact(self, bound: _Bound, mutations: list[_Mutation], depth: int) -> Fact:
         value = bound.value
+        if bound.unpacked is not None:
+            sequence = self.fact(value, bound.site, depth + 1)
+            if not isinstance(sequence, SequenceFact) or sequence.elements is None or \
+                    len(sequence.elements) != bound.unpacked or bound.element is None:
+                return UNKNOWN
+            return _apply(sequence.elements[bound.element], list(reversed(mutations)))
         if bound.element is not None:
             assert isinstance(value, (cst.Tuple, cst.List))
             value = value.elements[bound.element].value
@@ -346,9 +353,15 @@ class Evaluator(Expressions):
 
     def _unpacked(self, target: cst.Tuple | cst.List, value: cst.BaseExpression, name: str,
                   site: Site) -> object:
-        if not isinstance(value, (cst.Tuple, cst.List)):
-            return _STOP
         names = target.elements
+        if not isinstance(value, (cst.Tuple, cst.List)):
+            # `x, y = pair`: an element of whatever sequence `pair` is known to be
+            if any(isinstance(e, cst.StarredElement) for e in names):
+                return _STOP
+            for position, element in enumerate(names):
+                if isinstance(element.value, cst.Name) and element.value.value == name:
+                    return _Bound(value, site, position, len(names))
+            return _STOP
         if len(names) != len(value.elements) or any(
                 isinstance(e, cst.StarredElement) for e in (*names, *value.elements)):
             return _STOP

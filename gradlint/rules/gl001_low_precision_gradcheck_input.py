@@ -670,6 +670,22 @@ class LowPrecisionGradcheckInput(Rule):
             """,
             applicability="safe",
         ),
+        Invalid(
+            """
+            import pytest
+            import torch
+
+            DTYPES = [torch.float32, torch.float64]
+
+            @pytest.mark.parametrize("dtype", DTYPES)
+            def test_sin(dtype):
+                x = torch.randn(3, dtype=dtype, requires_grad=True)
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="gradcheck input `x` is float32 in the parametrize case `dtype=torch.float32`; "
+                    "finite differences need float64",
+            range=(9, 49, 9, 50),
+        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
@@ -713,6 +729,9 @@ class LowPrecisionGradcheckInput(Rule):
         name = self._name(block, call, element)
         message = (f"{call.variant} input {name} is {fact.dtype} in the {case.origin} case "
                    f"`{chosen}={block.code(entry)}`; finite differences need {_UPCAST[fact.dtype]}")  # type: ignore[index]
+        if not _edits.contains(case.site.top_statement, entry):
+            # the cases are a list defined elsewhere (`DTYPES = [...]`): report on the input
+            return Report(element.expr, message, call.site)
         return Report(entry, message, case.site)
 
     def _name(self, block: BlockAnalysis, call: GradcheckCall, element: InputElement) -> str:

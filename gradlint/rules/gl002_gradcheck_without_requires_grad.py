@@ -354,6 +354,22 @@ class GradcheckWithoutRequiresGrad(Rule):
             message="no input of this gradcheck call requires grad (`x`); torch raises ValueError",
             range=(9, 41, 9, 45),
         ),
+        Invalid(
+            """
+            import pytest
+            import torch
+
+            @pytest.fixture
+            def pair():
+                return torch.randn(3, dtype=torch.float64), torch.randn(3, dtype=torch.float64)
+
+            def test_mul(pair):
+                a, b = pair
+                assert torch.autograd.gradcheck(torch.mul, (a, b))
+            """,
+            message="no input of this gradcheck call requires grad (`a`, `b`); torch raises ValueError",
+            range=(10, 48, 10, 54),
+        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
@@ -361,7 +377,8 @@ class GradcheckWithoutRequiresGrad(Rule):
             elements = input_elements(call, block.evaluator)
             if not elements or not all(_known_without_grad(e) for e in elements):
                 continue
-            names = [f"`{e.expr.value}`" for e in elements if isinstance(e.expr, cst.Name)]
+            names = list(dict.fromkeys(f"`{e.expr.value}`" for e in elements
+                                       if isinstance(e.expr, cst.Name)))
             listed = f" ({', '.join(names)})" if names and len(names) <= 4 else ""
             message = (f"no input of this {call.variant} call requires grad{listed}; "
                        f"torch raises ValueError")
