@@ -1,5 +1,6 @@
 """Cases a check runs in, for the static analysis: the ``@pytest.mark.parametrize`` cases
-of a test function and the iterations of a ``for`` loop over a literal tuple, with values.
+of a test function (and the ``params`` of the module's fixtures it takes) and the
+iterations of a ``for`` loop over a literal tuple, with values.
 
 (``parametrize.py`` gives the runner the same decorators as source text to evaluate.)
 Each case binds the test's parameters to the values of one entry, so that the analysis
@@ -53,12 +54,13 @@ def cases(site: Site, evaluator: "Evaluator") -> list[Case]:
         return []
     node = scope.node
     assert isinstance(node, cst.FunctionDef)
-    if not node.decorators:
+    params = set(parameter_names(node.params))
+    fixtures = [name for name in params if _params_fixture(name, evaluator) is not None]
+    if not node.decorators and not fixtures:
         return []
     outer = _def_site(scope, evaluator)
     if outer is None:
         return []
-    params = set(parameter_names(node.params))
     tested = _tested_names(node)
     axes: list[list[tuple[dict[str, Fact], dict[str, cst.BaseExpression]]]] = []
     for decorator in node.decorators:
@@ -66,6 +68,11 @@ def cases(site: Site, evaluator: "Evaluator") -> list[Case]:
         if axis is None:
             continue
         axes.append(axis)
+        params -= {name for part, _ in axis for name in part}
+    for name in fixtures:
+        axis = _fixture_axis(name, evaluator, outer) if name in params else None
+        if axis is not None:
+            axes.append(axis)
     if not axes:
         return []
     found = []
@@ -157,6 +164,48 @@ def _axis(decorator: cst.Decorator, site: Site, evaluator: "Evaluator", params: 
             return None
         facts = {n: evaluator.fact(p, site) for n, p in zip(names, parts)}
         axis.append((facts, dict(zip(names, parts))))
+    return axis or None
+
+
+def _params_fixture(name: str, evaluator: "Evaluator") -> cst.BaseExpression | None:
+    """The ``params=`` list of a module-level ``@pytest.fixture(params=[...])`` named
+    ``name`` that returns ``request.param`` as it is."""
+    bindings = evaluator.context.scope.table.bindings.get(name)
+    if not bindings or len(bindings) != 1 or not isinstance(bindings[0].node, cst.FunctionDef):
+        return None
+    function = bindings[0].node
+    request = parameter_names(function.params)
+    body = function.body.body
+    if len(request) != 1 or len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine):
+        return None
+    returned = body[0].body[0]
+    if not (isinstance(returned, cst.Return) and isinstance(returned.value, cst.Attribute) and
+            returned.value.attr.value == "param" and isinstance(returned.value.value, cst.Name)
+            and returned.value.value.value == request[0]):
+        return None
+    for decorator in function.decorators:
+        call = decorator.decorator
+        if isinstance(call, cst.Call) and (dotted_name(call.func) or "").endswith("fixture"):
+            for arg in call.args:
+                if arg.keyword is not None and arg.keyword.value == "params":
+                    values = arg.value
+                    if isinstance(values, cst.Name):
+                        values = _module_literal(values.value, evaluator) or values
+                    return values if isinstance(values, (cst.List, cst.Tuple)) else None
+    return None
+
+
+def _fixture_axis(name: str, evaluator: "Evaluator", site: Site
+                  ) -> list[tuple[dict, dict]] | None:
+    """A fixture's ``params`` are cases of the tests that take it."""
+    values = _params_fixture(name, evaluator)
+    if values is None or any(isinstance(e, cst.StarredElement) for e in values.elements):
+        return None
+    axis = []
+    for element in values.elements:
+        entry = _entry(element.value)
+        if entry is not None:
+            axis.append(({name: evaluator.fact(entry, site)}, {name: entry}))
     return axis or None
 
 

@@ -274,6 +274,20 @@ class LowPrecisionGradcheckInput(Rule):
                     x = torch.randn(3, requires_grad=True)
                 assert torch.autograd.gradcheck(torch.sin, (x,))
             """, why="float64 on one path: not provable (a float32 case is worth a parametrize)"),
+        Valid("""
+            import pytest
+            import torch
+
+            @pytest.fixture(params=[torch.float32, torch.float64])
+            def dtype(request):
+                return request.param
+
+            def test_sin(dtype):
+                if dtype == torch.float32:
+                    pytest.skip("gradcheck needs float64")
+                x = torch.randn(3, dtype=dtype, requires_grad=True)
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="the test skips the float32 case of the fixture"),
     ]
     INVALID = [
         Invalid(
@@ -685,6 +699,23 @@ class LowPrecisionGradcheckInput(Rule):
             message="gradcheck input `x` is float32 in the parametrize case `dtype=torch.float32`; "
                     "finite differences need float64",
             range=(9, 49, 9, 50),
+        ),
+        Invalid(
+            """
+            import pytest
+            import torch
+
+            @pytest.fixture(params=[torch.float32, torch.float64])
+            def dtype(request):
+                return request.param
+
+            def test_sin(dtype):
+                x = torch.randn(3, dtype=dtype, requires_grad=True)
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="gradcheck input `x` is float32 in the parametrize case `dtype=torch.float32`; "
+                    "finite differences need float64",
+            range=(10, 49, 10, 50),
         ),
     ]
 
