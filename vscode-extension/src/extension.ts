@@ -503,7 +503,9 @@ export class Gradlint implements vscode.Disposable {
     }
     const settings = this.readEffectiveSettings(resource);
     const interpreter = this.plan?.resolved.path ?? '';
-    return { ...toServerSettings(settings, interpreter), workspaceTrusted: vscode.workspace.isTrusted };
+    // (no workspaceTrusted here: trust travels only in initializationOptions and the
+    // gradlint/setWorkspaceTrust notification; the server ignores it in settings)
+    return { ...toServerSettings(settings, interpreter) };
   }
 
   onConfigurationChanged(event: vscode.ConfigurationChangeEvent): void {
