@@ -39,7 +39,11 @@ Usage::
 
     .venv/bin/python scripts/mutation_harness.py                 # all packages
     .venv/bin/python scripts/mutation_harness.py --only entmax --show-missed
-    .venv/bin/python scripts/mutation_harness.py --clean --torch # + false findings per kLOC
+    .venv/bin/python scripts/mutation_harness.py --torch --json /tmp/NAME-mutants.json
+                                                  # + torch's own sources; per-mutant results
+
+False findings per 1,000 lines of the unmodified code, by severity, come from the same
+corpus: ``scripts/real_code_accuracy.py --torch --out /tmp/NAME-findings.json``.
 """
 
 from __future__ import annotations

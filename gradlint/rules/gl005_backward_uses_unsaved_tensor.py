@@ -446,6 +446,25 @@ class BackwardUsesUnsavedTensor(Rule):
                     "backward runs",
             range=(10, 9, 10, 11),
         ),
+        Invalid(
+            """
+            import torch
+            class ChunkedBase(torch.autograd.Function):
+                @staticmethod
+                def forward(cls, ctx, x, weight):
+                    grad_x, grad_w = cls.grads(x, weight)
+                    ctx.save_for_backward(grad_x, grad_w)
+                    return (x * weight).sum()
+
+                @staticmethod
+                def backward(ctx, grad):
+                    grad_x, grad_w, grad_b = ctx.saved_tensors
+                    return grad_x * grad, grad_w * grad
+            """,
+            message="backward unpacks 3 saved tensors but forward saved 2 (`grad_x`, `grad_w`); "
+                    "ValueError when backward runs",
+            range=(11, 9, 11, 31),
+        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
@@ -615,8 +634,7 @@ def _saved(function: AutogradFunction, context: ModuleContext
     method certainly saves nothing)."""
     method = function.setup_context if function.style == "setup_context" else function.forward
     ctx = None
-    if function.style is None and method is not None and \
-            [p.name.value for p in method.params[:2]] == ["cls", "ctx"]:
+    if method is not None and [p.name.value for p in method.params[:2]] == ["cls", "ctx"]:
         ctx = "ctx"  # a base class's `forward(cls, ctx, ...)` that subclasses' forward call
     elif method is None or function.style is None or not method.params:
         return None
@@ -664,8 +682,8 @@ def _ctx_only_attributes(method: Method) -> bool:
     """``ctx`` appears in the method only as ``ctx.attr`` (never handed to other code,
     never in a nested function, never ``ctx.save_for_backward``): nothing can save."""
     ctx = method.context_name
-    if ctx is None:
-        return False
+    if ctx is None or ctx in ("cls", "self"):
+        return False  # not a ctx for sure
     safe: set[int] = set()
     names: list[cst.Name] = []
 
