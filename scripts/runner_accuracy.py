@@ -148,6 +148,8 @@ def outcome(entry: dict) -> str:
         return "fail"
     if result.get("verdict") == "missing_dependency":
         return "env"  # the run interpreter lacks a module (e.g. a compiled extension)
+    if status == "timeout":
+        return "timeout"  # the run was killed at --timeout: no verdict (slow or overloaded machine)
     return "error"
 
 
@@ -302,6 +304,19 @@ def run_mutants(root: Path, functions: list[dict], python: Path, gradlint: Path)
 
 # -- report --------------------------------------------------------------------------------------
 
+RAN = ("pass", "fail", "inconclusive", "warning")
+
+
+def _backward_raised(mutant: dict) -> bool:
+    """A wrong backward that makes torch raise (a gradient for a non-tensor input, a wrong
+    shape): reported as ✗ "… in backward", pointing at backward — caught too."""
+    return mutant["outcome"] == "error" and " in backward" in mutant.get("summary", "")
+
+
+def _caught(mutant: dict) -> bool:
+    return mutant["outcome"] == "fail" or _backward_raised(mutant)
+
+
 def summarise(rows: list[dict]) -> dict:
     functions = [f for r in rows for f in r["functions"]]
     # abstract bases are not targets (only their subclasses run); the environment is not gradlint's
@@ -309,16 +324,17 @@ def summarise(rows: list[dict]) -> dict:
     calls = [c for r in rows for c in r["calls"]]
     mutants = [m for r in rows for m in r["mutants"]]
     oc = Counter(f["outcome"] for f in correct)
-    ran = [m for m in mutants if m["outcome"] in ("pass", "fail", "inconclusive", "warning")]
-    caught = [m for m in ran if m["outcome"] == "fail"]
+    ran = [m for m in mutants if m["outcome"] in RAN or _backward_raised(m)]
+    caught = [m for m in ran if _caught(m)]
     passed = oc["pass"] + oc["warning"]  # first-order gradients proved (a warning: second order / ≤1%)
     return {
         "functions": len(functions), "by_design": sum(1 for f in functions if f["by_design"]),
         "missing_dependency": sum(1 for f in functions if not f["by_design"] and f["outcome"] == "env"),
         "correct": len(correct), "function_outcomes": dict(oc),
         "passed": passed, "passed_pct": 100.0 * passed / max(1, len(correct)),
-        "with_warning": oc["warning"], "false_alarms": oc["fail"] + oc["error"],
+        "with_warning": oc["warning"], "false_alarms": oc["fail"] + oc["error"], "timeouts": oc["timeout"],
         "inconclusive": oc["inconclusive"], "skipped": oc["skipped"],
+        "by_design_outcomes": dict(Counter(f["outcome"] for f in functions if f["by_design"])),
         "calls": len(calls), "call_outcomes": dict(Counter(c["outcome"] for c in calls)),
         "mutants": len(mutants), "mutants_ran": len(ran),
         "mutants_ran_pct": 100.0 * len(ran) / max(1, len(mutants)),
@@ -334,19 +350,20 @@ def print_report(rows: list[dict]) -> None:
         fs = r["functions"]
         f = Counter(x["outcome"] for x in fs if not x["by_design"])
         c = Counter(x["outcome"] for x in r["calls"])
-        ran = [m for m in r["mutants"] if m["outcome"] in ("pass", "fail", "inconclusive", "warning")]
+        ran = [m for m in r["mutants"] if m["outcome"] in RAN or _backward_raised(m)]
         print(f"{r['package']:<18} {len(fs):>9} {sum(1 for x in fs if x['by_design']):>6} {f['env']:>4} "
               f"{f['pass']:>4} {f['warning']:>4} {f['fail'] + f['error']:>4} {f['inconclusive']:>6} "
               f"{f['skipped']:>5} {sum(c.values()):>6} {c['pass'] + c['warning']:>4} {c['fail'] + c['error']:>4} "
-              f"{len(r['mutants']):>8} {len(ran):>4} {sum(1 for m in ran if m['outcome'] == 'fail'):>7} "
+              f"{len(r['mutants']):>8} {len(ran):>4} {sum(1 for m in ran if _caught(m)):>7} "
               f"{r['seconds']:>6.1f}")
     s = summarise(rows)
     print()
     print(f"Functions: {s['functions']} ({s['by_design']} not derivatives by design, {s['missing_dependency']} "
           f"need a module the run interpreter lacks); correct and runnable here: {s['correct']}")
     print(f"  proved (first order ✓): {s['passed']} ({s['passed_pct']:.0f}%), of which {s['with_warning']} with a "
-          f"⚠ warning; reported ✗ (false alarms): {s['false_alarms']}; inconclusive: {s['inconclusive']}; "
-          f"skipped: {s['skipped']}")
+          f"⚠ warning; reported ✗ (false alarms): {s['false_alarms']}; timed out: {s['timeouts']}; "
+          f"inconclusive: {s['inconclusive']}; skipped: {s['skipped']}")
+    print(f"  not derivatives by design, reported as: {s['by_design_outcomes']}")
     print(f"gradcheck calls: {s['calls']}; {s['call_outcomes']}")
     print(f"wrong-backward mutants: {s['mutants']}; could run {s['mutants_ran']} ({s['mutants_ran_pct']:.0f}%); "
           f"caught {s['mutants_caught']} of those ({s['mutants_caught_pct']:.0f}%)")
@@ -364,8 +381,25 @@ def print_report(rows: list[dict]) -> None:
     print("\nMutants not caught:")
     for r in rows:
         for m in r["mutants"]:
-            if m["outcome"] != "fail":
+            if not _caught(m):
                 print(f"  {r['package']}: {m['target']} [{m['mutation']}]: {m['outcome']}: {m['summary'][:160]}")
+
+
+def compare(rows: list[dict], before: list[dict]) -> None:
+    """Outcomes of the same correct, runnable Functions and of the same mutants, before and now."""
+    def key(package, item):
+        return (package, item["target"], item.get("mutation"))
+
+    old = {key(r["package"], f): f["outcome"] for r in before for f in r["functions"] + r["mutants"] + r["calls"]}
+    correct = [(r["package"], f) for r in rows for f in r["functions"]
+               if not f["by_design"] and f["outcome"] not in ("env", "abstract")]
+    mutants = [(r["package"], m) for r in rows for m in r["mutants"]]
+    calls = [(r["package"], c) for r in rows for c in r["calls"]]
+    print("\nSame targets, before -> now:")
+    for label, items in (("correct Functions", correct), ("gradcheck calls", calls), ("mutants", mutants)):
+        was = Counter(old.get(key(p, f), "missing") for p, f in items)
+        now = Counter(f["outcome"] for _p, f in items)
+        print(f"  {label} ({len(items)}): before {dict(was)}; now {dict(now)}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -377,7 +411,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gradlint", type=Path, default=Path(sys.executable).parent / "gradlint",
                         help="the gradlint command to measure (default: this venv's)")
     parser.add_argument("--tag", default="current", help="scratch checkouts go to CACHE/runner/TAG")
+    parser.add_argument("--report", type=Path, nargs="+", default=None, metavar="JSON",
+                        help="print the report of earlier --out files instead of running (a later file's "
+                             "package replaces an earlier one's)")
+    parser.add_argument("--compare", type=Path, default=None, metavar="JSON",
+                        help="an earlier --out file (e.g. of the previous version, --gradlint ... --tag "
+                             "baseline): the same targets' outcomes then and now")
     args = parser.parse_args(argv)
+    if args.report:
+        merged: dict[str, dict] = {}
+        for path in args.report:
+            for row in json.loads(path.read_text())["rows"]:
+                merged[row["package"]] = row
+        rows = [merged[p[0]] for p in PACKAGES if p[0] in merged]
+        print_report(rows)
+        if args.compare:
+            compare(rows, json.loads(args.compare.read_text())["rows"])
+        if args.out:
+            args.out.write_text(json.dumps({"rows": rows, "summary": summarise(rows)}, indent=2))
+        return 0
     wanted = {n.strip().lower() for n in args.only.split(",") if n.strip()}
     selected = [p for p in PACKAGES if not wanted or p[0].lower() in wanted]
     python = run_venv(args.cache, [req for p in PACKAGES for req in p[2]])
@@ -390,6 +442,8 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as error:  # report and go on
             log(f"FAILED {name}=={version}: {error}")
     print_report(rows)
+    if args.compare:
+        compare(rows, json.loads(args.compare.read_text())["rows"])
     if args.out:
         args.out.write_text(json.dumps({"rows": rows, "summary": summarise(rows)}, indent=2))
     return 0

@@ -67,7 +67,7 @@ def test_run_usage_errors(cli, project):
     assert missing.returncode == 2 and missing.stderr == "gradlint: error: path does not exist: nope.py\n"
     unknown = cli("run", "ops.py::Cube", cwd=project)
     assert unknown.returncode == 2
-    assert unknown.stderr == "gradlint: error: no autograd Function or module-level function `Cube` in ops.py\n"
+    assert unknown.stderr == "gradlint: error: no autograd Function, custom op or module-level function `Cube` in ops.py\n"
     bad_python = cli("run", "ops.py::Square", "--python", "/nonexistent/python", "--no-cache", cwd=project)
     assert bad_python.returncode == 2
     assert bad_python.stderr.startswith("gradlint: error: ") and len(bad_python.stderr.splitlines()) == 1
@@ -146,3 +146,41 @@ def _alive(pid: int) -> bool:
         return "State:\tZ" not in (Path("/proc") / str(pid) / "status").read_text()
     except OSError:
         return False
+
+
+def test_a_call_that_the_test_expects_to_raise_is_not_run_unless_named(cli, tmp_path):
+    (tmp_path / "test_errors.py").write_text(
+        "import pytest\nimport torch\nfrom torch.autograd import gradcheck\n\n\n"
+        "def test_ok():\n"
+        "    x = torch.randn(3, dtype=torch.double, requires_grad=True)\n"
+        "    assert gradcheck(torch.sin, (x,))\n\n\n"
+        "def test_bad_dim():\n"
+        "    x = torch.randn(3, dtype=torch.double, requires_grad=True)\n"
+        "    with pytest.raises(IndexError):\n"
+        "        gradcheck(lambda t: t.sum(5), (x,))\n")
+    everything = cli("run", ".", "--no-cache", cwd=tmp_path, timeout=300)
+    assert everything.returncode == 0, everything.stdout + everything.stderr
+    assert "1 passed, 0 failed, 1 skipped." in everything.stdout
+    assert "inside pytest.raises/assertRaises: the test expects this call to raise" in everything.stdout
+    named = cli("run", "test_errors.py::14", "--no-cache", cwd=tmp_path, timeout=300)
+    assert named.returncode == 1 and "IndexError in forward" in named.stdout
+
+
+def test_a_call_that_checks_a_same_named_class_elsewhere_gives_no_inputs(cli, tmp_path):
+    # a copy of a Function in another module (a vendored or edited version): the test's call
+    # checks the original, so it must not lend its inputs to the copy (which is then synthesized)
+    square = ("import torch\n\n\nclass Square(torch.autograd.Function):\n"
+              "    @staticmethod\n    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x * x\n\n"
+              "    @staticmethod\n    def backward(ctx, grad):\n        (x,) = ctx.saved_tensors\n"
+              "        return {} * x * grad\n")
+    (tmp_path / "ops.py").write_text(square.format(2))
+    (tmp_path / "ops_copy.py").write_text(square.format(3))
+    (tmp_path / "test_ops.py").write_text(
+        "import torch\nfrom torch.autograd import gradcheck\nfrom ops import Square\n\n\n"
+        "def test_square():\n"
+        "    x = torch.randn(3, dtype=torch.double, requires_grad=True)\n"
+        "    assert gradcheck(Square.apply, (x,))\n")
+    result = cli("run", "ops.py::Square", "ops_copy.py::Square", "--no-cache", cwd=tmp_path, timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "✓ ops.py::Square" in result.stdout
+    assert "✗ ops_copy.py::Square: Jacobian mismatch" in result.stdout

@@ -3,7 +3,7 @@
 Pure syntax over one method body (nested functions, lambdas and classes excluded): the
 statement lines in order with their sites, calls like ``ctx.save_for_backward(...)``,
 attributes stored on and read from ``ctx``, in-place changes of names, and which of
-two statements runs after the other.
+two statements runs after the other (or whether they are alternatives).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import libcst as cst
 
 from .autograd_functions import Method
 from .gradcheck_calls import calls_in_statement
-from .names import target_names
-from .scopes import Site, walk_statements
+from .names import body_statements, target_names
+from .scopes import Frame, Site, walk_statements
 from .torch_ops import INPLACE_METHODS
 
 
@@ -174,6 +174,26 @@ def runs_after(first: Site, second: Site) -> bool:
         if other.index != frame.index:
             return False
     return False
+
+
+def exclusive_branches(first: Site, second: Site) -> bool:
+    """Do the two statements sit in different branches of one ``if`` (so that at most one
+    of them runs)?"""
+    if first.scope is not second.scope:
+        return False
+    for frame, other in zip(first.frames, second.frames):
+        if frame.owner is not None and frame.owner is other.owner and \
+                isinstance(frame.owner, cst.If) and _in_if_body(frame) != _in_if_body(other):
+            return True
+        if frame.statements[frame.index] is not other.statements[other.index]:
+            return False
+    return False
+
+
+def _in_if_body(frame: Frame) -> bool:
+    assert isinstance(frame.owner, cst.If)
+    statement = frame.statements[frame.index]
+    return any(statement is s for s in body_statements(frame.owner.body))
 
 
 def unconditional(site: Site) -> bool:

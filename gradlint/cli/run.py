@@ -23,7 +23,8 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def add_parser(commands) -> None:
-    run = commands.add_parser("run", help="run gradcheck on Functions and gradcheck calls (executes code)")
+    run = commands.add_parser("run", help="run gradcheck on Functions, custom ops and gradcheck calls "
+                                          "(executes code)")
     run.add_argument("targets", nargs="*", metavar="PATH[::SYMBOL]",
                      help="files, directories, or file::Symbol / file::LINE (default: .)")
     run.add_argument("-j", "--jobs", type=int, default=2, metavar="N", help="parallel runs (default 2)")
@@ -65,7 +66,7 @@ def run_command(args: argparse.Namespace) -> int:
     if explicit_root is not None and not explicit_root.is_dir():
         raise UsageError(f"--root is not a directory: {args.root}")
     common = dict(cache=cache, limits=limits, options=options, explicit_root=explicit_root)
-    skipped: list[tuple[str, str]] = []
+    skipped: list[tuple[str, str, str]] = []  # (display, reason, kind)
     for spec in args.targets or ["."]:
         path_text, _, symbol = spec.partition("::")
         path = Path(path_text)
@@ -94,18 +95,18 @@ def run_command(args: argparse.Namespace) -> int:
             root = resolver.for_path(file).root
             targets = find_targets(text, cache)
             for target in runnable(targets):
-                name = target.qualname if target.kind != "call_site" else f"line {target.line}"
+                name = _shown(target)
                 plans.append(plan(target, file, text, root, display=f"{_relative(file, cwd)}::{name}", **common))
             for target in not_runnable(targets):
-                skipped.append((f"{_relative(file, cwd)}::{target.qualname or target.name}", target.skip or ""))
+                skipped.append((f"{_relative(file, cwd)}::{_shown(target)}", target.skip or "", target.kind))
     plans = _dedupe(plans)
     if not plans:
-        for display, reason in skipped:
+        for display, reason, _kind in skipped:
             print(f"- {display}: skipped: {reason}")
         if args.format == "json":
             print("[]")
         else:
-            print("No gradcheck targets found (autograd Functions or gradcheck calls).")
+            print("No gradcheck targets found (autograd Functions, custom ops or gradcheck calls).")
         return EXIT_CLEAN
     python = args.python or sys.executable
     adopt_orphans()  # what escapes a worker that dies abruptly is adopted here, not by init
@@ -159,8 +160,17 @@ def _named_target(path: Path, symbol: str, cache: LintCache) -> Target:
         raise UsageError(f"no gradcheck call at {path}:{line}")
     target = symbol_target(text, symbol, cache)
     if target is None:
-        raise UsageError(f"no autograd Function or module-level function `{symbol}` in {path}")
+        raise UsageError(f"no autograd Function, custom op or module-level function `{symbol}` in {path}")
     return target
+
+
+def _shown(target: Target) -> str:
+    """How a target is named after `file::` (a custom op by its "ns::name")."""
+    if target.kind == "call_site":
+        return f"line {target.line}"
+    if target.kind == "custom_op":
+        return target.name
+    return target.qualname or target.name
 
 
 def _relative(path: Path, base: Path) -> str:
@@ -254,7 +264,7 @@ _UNDECIDED = ("no_inputs", "inconclusive")  # no verdict: said in one line, at t
 
 
 def _report(plans: list[RunPlan], results: list[tuple[dict, str]], named: set[str],
-            skipped: list[tuple[str, str]], args, cwd: Path) -> int:
+            skipped: list[tuple[str, str, str]], args, cwd: Path) -> int:
     counts = {"passed": 0, "failed": 0, "warnings": 0, "inconclusive": 0, "skipped": len(skipped)}
     for item, (result, _source) in zip(plans, results):
         status = result.get("status")
@@ -272,8 +282,8 @@ def _report(plans: list[RunPlan], results: list[tuple[dict, str]], named: set[st
         rows = [{"target": item.display, "kind": item.target.kind, "inputs_source": source,
                  "cached": bool(result.get("cached")), "result": result}
                 for item, (result, source) in zip(plans, results)]
-        rows += [{"target": display, "kind": "function_class", "skipped": reason, "result": None}
-                 for display, reason in skipped]
+        rows += [{"target": display, "kind": kind, "skipped": reason, "result": None}
+                 for display, reason, kind in skipped]
         print(json.dumps(rows, indent=2))
     else:
         relative = lambda p: _relative(Path(p), cwd) if p else p  # noqa: E731
@@ -289,7 +299,7 @@ def _report(plans: list[RunPlan], results: list[tuple[dict, str]], named: set[st
                 later.append(f"{mark(result)} {item.display}: {headline(result)}")
             else:
                 print(render_text(result, item.display, relative, source))
-        later += [f"- {display}: skipped: {reason}" for display, reason in skipped]
+        later += [f"- {display}: skipped: {reason}" for display, reason, _kind in skipped]
         if later:
             print("\nNot proved (no verdict):")
             print("\n".join(f"  {line}" for line in later))

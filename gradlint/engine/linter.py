@@ -107,6 +107,13 @@ class ModuleView:
         span = entry.position(node)
         return span.start.line + block.start_line - 1, span.end.line + block.start_line - 1
 
+    def column_of(self, node: cst.CSTNode, site: Site) -> int | None:
+        """0-based column where ``node`` starts (see ``lines_of``)."""
+        position = self.top_to_block.get(id(site.top_statement))
+        if position is None:
+            return None
+        return self.good[position][1].position(node).start.column
+
     def aliases_of(self, qualified: frozenset[str]) -> list[str]:
         """Module-level names bound to one of ``qualified`` (`from torch.func import grad`)."""
         key = ("aliases", qualified)

@@ -52,7 +52,24 @@ def _target_request(target: Target) -> dict:
         if target.parametrize:
             request["parametrize"] = [[list(names), source] for names, source in target.parametrize]
         return request
+    if target.kind == "custom_op":
+        return _op_request(target)
     return {"kind": target.kind, "qualname": target.qualname}
+
+
+def _op_request(target: Target) -> dict:
+    """A custom op by its Python name and/or "ns::name", with the lines of its pieces (where
+    the worker points a failure when it cannot find the Python function itself)."""
+    request: dict = {"kind": "custom_op", "line": target.line}
+    if target.qualname:
+        request["qualname"] = target.qualname
+    if target.op:
+        request["op"] = target.op
+    for key, line in (("op_line", target.forward_line), ("backward_line", target.backward_line),
+                      ("setup_context_line", target.setup_context_line), ("fake_line", target.fake_line)):
+        if line is not None:
+            request[key] = line
+    return request
 
 
 def _request(path: Path, target: dict, root: Path, *, inputs=None, options=None, limits=None,
@@ -96,7 +113,8 @@ def plan(target: Target, path: Path, text: str, root: Path, *, cache: LintCache 
          options: dict | None = None, limits: dict | None = None, search_tests: bool = True,
          display: str | None = None, explicit_root: Path | None = None) -> RunPlan:
     cache = cache or LintCache()
-    name = display or f"{_relative(path, root)}::{target.qualname or f'line {target.line}'}"
+    shown = target.name if target.kind == "custom_op" else target.qualname or f"line {target.line}"
+    name = display or f"{_relative(path, root)}::{shown}"
     files: list[Path] = [path]
     texts = [text]
     common = dict(options=options, limits=limits, explicit_root=explicit_root)
@@ -117,10 +135,15 @@ def _symbol_routes(target: Target, path: Path, text: str, root: Path, cache: Lin
     symbol = target.qualname or target.name
     short = symbol.split(".")[-1]
     routes: list[tuple[dict, str]] = []
-    # (1) gradcheck calls that use the symbol: here, then in the project's tests
-    for call in find_targets(text, cache):
+    # a call that checks another class of the same name (another module's) gives no inputs
+    checks = {"file": str(path), "qualname": symbol}
+    # (1) gradcheck calls that use the symbol: here, then in the project's tests. Not for a
+    # custom op: a call site runs gradcheck alone, and the op's schema gives exact inputs
+    if target.kind == "custom_op":
+        search_tests = False
+    for call in (find_targets(text, cache) if target.kind != "custom_op" else ()):
         if _uses(call, short) and len(routes) < MAX_CALL_SITES:
-            routes.append((_request(path, _target_request(call), root, **common),
+            routes.append((_request(path, dict(_target_request(call), checks=checks), root, **common),
                            f"from the gradcheck call at line {call.line}"))
     if search_tests and len(routes) < MAX_CALL_SITES:
         for test in test_files(root, short, exclude=path):
@@ -133,7 +156,8 @@ def _symbol_routes(target: Target, path: Path, text: str, root: Path, cache: Lin
                 files.append(test)
                 texts.append(test_text)
             for call in calls[:MAX_CALL_SITES - len(routes)]:
-                routes.append((_request(test, _target_request(call), root, related=(path,), **common),
+                routes.append((_request(test, dict(_target_request(call), checks=checks), root, related=(path,),
+                                        **common),
                                f"from the gradcheck call at {_relative(test, root)}:{call.line}"))
             if len(routes) >= MAX_CALL_SITES:
                 break
@@ -184,9 +208,10 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def runnable(targets: Iterable[Target]) -> list[Target]:
-    """The targets a "run everything" uses: importable Functions and reachable calls."""
+    """The targets a "run everything" uses: importable Functions and custom ops, declared
+    functions, and reachable calls."""
     return [t for t in targets if t.importable and t.skip is None
-            and t.kind in ("function_class", "call_site", "callable")]
+            and t.kind in ("function_class", "call_site", "callable", "custom_op")]
 
 
 def not_runnable(targets: Iterable[Target]) -> list[Target]:

@@ -1,11 +1,15 @@
-"""What "Run gradcheck" can run in a file: autograd Functions, functions passed to
-gradcheck, and existing gradcheck calls, with where they are and how to reach them.
+"""What "Run gradcheck" can run in a file: autograd Functions, torch.library custom ops,
+functions passed to gradcheck, and existing gradcheck calls, with where they are and how
+to reach them.
 
-Found statically (libcst), per top-level block, cached like findings.
+Found statically (libcst), per top-level block, cached like findings. A custom op's
+pieces (the op, its backward, setup_context and fake impl) may sit in different blocks:
+its target is made from the whole module (gradlint/analysis/custom_ops.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
@@ -14,19 +18,21 @@ import libcst as cst
 
 from ..analysis.autograd_functions import AutogradFunction
 from ..analysis.block import BlockAnalysis
+from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, CustomOp, custom_ops
 from ..analysis.declarations import declared_inputs
 from ..analysis.gradcheck_calls import GradcheckCall
 from ..analysis.names import BindingKind, dotted_name
 from ..analysis.parametrize import parametrize_cases
 from ..analysis.scopes import Scope
+from ..analysis.test_context import expects_exception
 from .blocks import ParsedBlock
-from .linter import AUTO, LintCache, view_module
+from .linter import AUTO, LintCache, ModuleView, view_module
 
 @dataclass(frozen=True)
 class Target:
-    kind: str  # "function_class" | "callable" | "call_site"
-    name: str  # how to show it: "MyReLU", "my_fn", "gradcheck(MyReLU.apply, ...)"
-    line: int  # 1-based: the class/def name line, or the call's first line
+    kind: str  # "function_class" | "callable" | "call_site" | "custom_op"
+    name: str  # how to show it: "MyReLU", "my_fn", "gradcheck(MyReLU.apply, ...)", "ns::op"
+    line: int  # 1-based: the class/def name line, the call's first line, the op's first line
     end_line: int  # the last line of the class/def/call
     column: int  # 0-based code-point column of the name (or of the call)
     qualname: str | None = None  # importable dotted name (function_class/callable)
@@ -41,19 +47,25 @@ class Target:
     bases: tuple[str, ...] = ()  # function_class: names of its base classes
     skip: str | None = None  # why "run everything" leaves it out (an abstract base Function)
     parametrize: tuple = ()  # call_site: ((argnames, argvalues source), ...) of the test
+    op: str | None = None  # custom_op: "ns::name" (the worker reaches it as torch.ops.ns.name)
+    setup_context_line: int | None = None  # custom_op: the registered setup_context's def
+    fake_line: int | None = None  # custom_op: the registered fake impl's def
 
     def shifted(self, lines: int) -> "Target":
         def move(value: int | None) -> int | None:
             return None if value is None else value + lines
         return replace(self, line=self.line + lines, end_line=self.end_line + lines,
                        declaration_line=move(self.declaration_line),
-                       backward_line=move(self.backward_line), forward_line=move(self.forward_line))
+                       backward_line=move(self.backward_line), forward_line=move(self.forward_line),
+                       setup_context_line=move(self.setup_context_line), fake_line=move(self.fake_line))
 
     @property
     def key(self) -> tuple:
         """Identity across edits that do not touch it (for caches)."""
         if self.kind == "call_site":
             return (self.kind, self.enclosing, self.name, self.line)
+        if self.kind == "custom_op":
+            return (self.kind, self.qualname, self.op)
         return (self.kind, self.qualname)
 
 
@@ -74,7 +86,10 @@ def find_targets(text: str, cache: LintCache | None = None, default_dtype: str |
             if len(store) > cache.capacity:
                 store.pop(next(iter(store)))
         targets.extend(t.shifted(block.start_line - 1) for t in local)
-    return _mark_abstract(targets, text)
+    targets = _mark_abstract(targets, text)
+    if MENTIONS_TORCH_LIBRARY.search(text):
+        targets = _with_op_targets(targets, view, text, cache)
+    return targets
 
 
 def _mark_abstract(targets: list[Target], text: str) -> list[Target]:
@@ -92,6 +107,118 @@ def _mark_abstract(targets: list[Target], text: str) -> list[Target]:
                         % ", ".join(subclasses[t.name][:3]))
         out.append(t)
     return out
+
+
+def _with_op_targets(targets: list[Target], view: ModuleView, text: str, cache: LintCache
+                     ) -> list[Target]:
+    """``targets`` with a target per custom op, each placed after the targets above it. A
+    declared function that is a custom op's own function becomes part of the op's target."""
+    store = cache.__dict__.setdefault("op_targets", {})
+    key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), view.context_key)
+    ops = store.get(key)
+    if ops is None:
+        ops = [_op_target(op, view) for op in custom_ops(view.context)]
+        ops = [t for t in ops if t is not None]
+        store[key] = ops
+        if len(store) > 256:
+            store.pop(next(iter(store)))
+    if not ops:
+        return targets
+    out = list(targets)
+    for op in ops:
+        declared = next((t for t in out if t.kind == "callable" and op.qualname is not None
+                         and t.qualname == op.qualname), None)
+        if declared is not None:
+            out.remove(declared)
+            op = replace(op, declared_inputs=declared.declared_inputs,
+                         declaration_line=declared.declaration_line)
+        at = next((i for i, t in enumerate(out) if t.line > op.line), len(out))
+        out.insert(at, op)
+    return out
+
+
+def _op_target(op: CustomOp, view: ModuleView) -> Target | None:
+    """A custom op as a target: where it is, where its registered pieces are, and how the
+    worker reaches it (its Python name, else its "ns::name")."""
+    statement = op.site.statement
+    head = next((d for d in statement.decorators if d.decorator is op.call), None) \
+        if isinstance(statement, cst.FunctionDef) else None
+    start = view.lines_of(head if head is not None else statement, op.site)
+    end = view.lines_of(statement, op.site)
+    column = view.column_of(head if head is not None else statement, op.site)
+    if start is None or end is None or column is None:
+        return None
+    qualname = op.qualname if op.style != "define" else None
+    name = op.name or qualname
+    if name is None:
+        return None  # neither a "ns::name" nor a Python name reaches it
+
+    def line_of(registration) -> int | None:
+        if registration is None or registration.function is None:
+            return None
+        lines = view.lines_of(registration.function.node, registration.function.site)
+        return lines[0] if lines is not None else None
+
+    fakes = op.fakes
+    forward = view.lines_of(op.function.node, op.function.site) if op.function is not None else None
+    return Target("custom_op", name, start[0], end[1], column, qualname=qualname,
+                  importable=_module_level(op.site.scope), op=op.name,
+                  backward_line=line_of(op.backward), setup_context_line=line_of(op.setup_context),
+                  fake_line=line_of(fakes[-1] if fakes else None),
+                  forward_line=forward[0] if forward is not None else None, skip=_op_skip(op))
+
+
+def _module_level(scope: Scope) -> bool:
+    """Runs when the module is imported: at module level or in module-level classes."""
+    current: Scope | None = scope
+    while current is not None and current.kind == "class":
+        current = current.parent
+    return current is not None and current.kind == "module"
+
+
+def _op_skip(op: CustomOp) -> str | None:
+    """Why "run everything" leaves a custom op out: it cannot run on the CPU from this file."""
+    if op.style == "triton_op":
+        return "a triton_op: its kernels need Triton and a GPU"
+    devices = _device_types(op.call)
+    if devices is not None and "cpu" not in devices and not _registers_cpu_kernel(op):
+        return "its kernel is for %s only (device_types=); gradlint runs on the CPU" % ", ".join(devices)
+    if op.style == "define" and not op.kernels:
+        return "defined with torch.library.define, but no kernel is registered in this file (impl)"
+    return None
+
+
+def _registers_cpu_kernel(op: CustomOp) -> bool:
+    """Does the op get a CPU kernel from `register_kernel` (or one whose device gradlint
+    cannot read)?"""
+    for registration in op.registered("kernel"):
+        calls = [registration.node]
+        if isinstance(registration.node, cst.Call) and isinstance(registration.node.func, cst.Call):
+            calls.append(registration.node.func)  # register_kernel(op, "cpu")(fn)
+        values: list[cst.BaseExpression] = []
+        for call in calls:
+            if isinstance(call, cst.Call):
+                for arg in call.args:
+                    values.extend([e.value for e in arg.value.elements]
+                                  if isinstance(arg.value, (cst.Tuple, cst.List)) else [arg.value])
+        devices = [v.evaluated_value for v in values if isinstance(v, cst.SimpleString)]
+        devices = [str(d).split(":")[0].lower() for d in devices if isinstance(d, str) and "::" not in d]
+        if not devices or "cpu" in devices:
+            return True
+    return False
+
+
+def _device_types(call: cst.Call) -> list[str] | None:
+    """The literal `device_types=` of a custom_op call, None when absent or not literal."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device_types":
+            values = [arg.value] if isinstance(arg.value, cst.SimpleString) else \
+                [e.value for e in arg.value.elements] if isinstance(arg.value, (cst.Tuple, cst.List)) else None
+            if values is None or not all(isinstance(v, cst.SimpleString) for v in values):
+                return None
+            found = [v.evaluated_value for v in values]  # type: ignore[union-attr]
+            return [str(v).split(":")[0] for v in found if isinstance(v, str)]
+    return None
 
 
 def _block_targets(analysis: BlockAnalysis, entry: ParsedBlock) -> Iterable[Target]:
@@ -176,9 +303,11 @@ def _call_target(analysis: BlockAnalysis, call: GradcheckCall, entry: ParsedBloc
     enclosing = _enclosing(call.site.scope)
     test = call.site.scope.node if call.site.scope.kind == "function" else None
     cases = parametrize_cases(test, analysis.code) if isinstance(test, cst.FunctionDef) else ()
+    skip = ("inside pytest.raises/assertRaises: the test expects this call to raise (it checks an error, "
+            "not gradients)") if expects_exception(call.site) else None
     return Target("call_site", f"{call.variant}({func_text}, …)", rng.start.line, rng.end.line,
                   rng.start.column, enclosing=enclosing, variant=call.variant, refs=tuple(refs),
-                  importable=enclosing is None or "<locals>" not in enclosing, parametrize=cases)
+                  importable=enclosing is None or "<locals>" not in enclosing, parametrize=cases, skip=skip)
 
 
 def _names(node: cst.CSTNode) -> list[cst.Name]:
@@ -240,10 +369,11 @@ def _declaration(node: cst.FunctionDef | cst.ClassDef, entry: ParsedBlock,
 
 
 def symbol_target(text: str, symbol: str, cache: LintCache | None = None) -> Target | None:
-    """The target named ``symbol``: a Function class, or any module-level function."""
+    """The target named ``symbol``: a Function class, a custom op (by its Python name or
+    its "ns::name"), or any module-level function."""
     cache = cache or LintCache()
     for target in find_targets(text, cache):
-        if target.kind == "function_class" and symbol in (target.qualname, target.name):
+        if target.kind in ("function_class", "custom_op") and symbol in (target.qualname, target.name):
             return target
     view = view_module(text, cache)
     bindings = view.context.scope.table.bindings.get(symbol, [])

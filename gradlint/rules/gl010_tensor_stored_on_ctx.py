@@ -7,7 +7,9 @@ import libcst as cst
 from ..analysis import torch_ops
 from ..analysis.autograd_functions import AutogradFunction, Method
 from ..analysis.block import BlockAnalysis
-from ..analysis.method_body import CtxStore, assigned_from, ctx_calls, ctx_reads, ctx_stores, returned_names
+from ..analysis.method_body import (
+    CtxStore, assigned_from, ctx_calls, ctx_reads, ctx_stores, exclusive_branches, returned_names,
+)
 from ..analysis.scopes import ModuleContext
 from ..findings import Severity
 from .base import DEFINES_BACKWARD, Invalid, Report, Rule, Valid
@@ -21,7 +23,9 @@ class TensorStoredOnCtx(Rule):
     them with `ctx.save_for_backward`. Reported for inputs that backward returns a
     gradient for, for outputs of forward, and for intermediates computed from them.
     Attributes read in backward only for their metadata (`ctx.x.shape`,
-    `ctx.x.size()`, `ctx.x.dtype`) are not reported.
+    `ctx.x.size()`, `ctx.x.dtype`) are not reported, nor a store on one branch of an
+    `if` whose other branch saves the same tensor with `save_for_backward` (a deliberate
+    fallback, e.g. for old torch versions).
 
     ## Why is this bad?
     Measured with torch 2.13:
@@ -185,6 +189,33 @@ class TensorStoredOnCtx(Rule):
                         cos, sin = ctx.saved_tensors
                     return rotate(do, cos, sin, seqlen_offsets), None, None, None
             """, why="real-world (fla): the int case goes on ctx, the tensor case is saved"),
+        Valid("""
+            import torch
+            old_torch = torch.__version__ < "0.4.0"
+            class LML(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, n):
+                    nu = -x.mean(dim=1, keepdim=True)
+                    y = torch.sigmoid(x + nu)
+                    if old_torch:
+                        # Storing these in the object may cause memory leaks.
+                        ctx.save_for_backward(x)
+                        ctx.y = y
+                        ctx.nu = nu
+                    else:
+                        ctx.save_for_backward(x, y, nu)
+                    return y
+
+                @staticmethod
+                def backward(ctx, g):
+                    if old_torch:
+                        x, = ctx.saved_tensors
+                        y, nu = ctx.y, ctx.nu
+                    else:
+                        x, y, nu = ctx.saved_tensors
+                    return g * y * (1 - y), None
+            """, why="real-world (theseus lml.py): the other branch of the same `if` saves them "
+                     "(a fallback for torch < 0.4)"),
     ]
     INVALID = [
         Invalid(
@@ -244,6 +275,30 @@ class TensorStoredOnCtx(Rule):
                     "saving it with ctx.save_for_backward: it stays alive as long as the graph "
                     "instead of being freed after backward, and saved-tensor hooks do not see it",
         ),
+        Invalid(
+            """
+            import torch
+            class MatMul(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, w, bias):
+                    if bias is None:
+                        ctx.x = x
+                        ctx.save_for_backward(w)
+                        return x @ w
+                    else:
+                        ctx.save_for_backward(w, bias)
+                        return x @ w + bias
+
+                @staticmethod
+                def backward(ctx, g):
+                    w = ctx.saved_tensors[0]
+                    return g @ w.t(), ctx.x.t() @ g, None
+            """,
+            message="forward keeps input `x` as `ctx.x` for backward instead of saving it with "
+                    "ctx.save_for_backward: no version check, so an in-place change of `x` after "
+                    "forward silently gives wrong gradients, and the tensor lives as long as the graph",
+            range=(6, 13, 6, 18),
+        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
@@ -260,10 +315,14 @@ class TensorStoredOnCtx(Rule):
             outputs = returned_names(forward) or set()
             tensors = _tensor_names(block.context, forward, set(inputs))
             params = {p.name.value for p in forward.params}
+            saves = ctx_calls(forward, "save_for_backward")
             for store in ctx_stores(forward):
                 if store.attr not in value_reads or not isinstance(store.value, cst.Name):
                     continue
                 name = store.value.value
+                if any(exclusive_branches(store.site, save.site) and _passes(save.call, name)
+                       for save in saves):
+                    continue  # the other branch saves it: a deliberate fallback
                 if name in inputs:
                     kind = "input"
                 elif name in params:
@@ -294,6 +353,10 @@ def _report(store: CtxStore, name: str, kind: str) -> Report:
     message = (f"forward keeps {what} as {target} for backward instead of saving it with "
                f"ctx.save_for_backward: {why}")
     return Report(store.target, message, store.site)
+
+
+def _passes(call: cst.Call, name: str) -> bool:
+    return any(isinstance(a.value, cst.Name) and a.value.value == name for a in call.args)
 
 
 def _value_reads(function: AutogradFunction) -> set[str]:

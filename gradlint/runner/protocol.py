@@ -26,7 +26,7 @@ VERDICTS = (
     "exception", "bad_inputs", "bad_request", "target_not_found",
     "worker_unavailable", "vacuous", "draw_dependent", "missing_dependency",
     "approximate_gradient", "op_schema", "op_autograd_registration", "op_fake_tensor", "op_compile",
-    "vmap_mismatch", "jacrev_mismatch",
+    "vmap_mismatch", "jacrev_mismatch", "surrogate_gradient",
 )
 
 DEFAULT_LIMITS = {
@@ -58,7 +58,8 @@ def make_request(
     """Build a ``run`` request for a file.
 
     ``target`` is one of ``{"kind": "function_class", "qualname": ...}``,
-    ``{"kind": "callable", "qualname": ...}`` or
+    ``{"kind": "callable", "qualname": ...}``,
+    ``{"kind": "custom_op", "qualname": ... and/or "op": "ns::name", "line": L, ...}`` or
     ``{"kind": "call_site", "line": L, "end_line": E, "enclosing": "TestX.test_y" | None}``.
     ``inputs`` is ``{"kind": "expression", "source": ...}``, ``{"kind": "synthesize", ...}``
     or ``{"kind": "call_site"}``; None picks the default for the target.

@@ -58,11 +58,22 @@ class Outcome:
     def lens_title(self) -> str:
         took = seconds(self.result)
         if self.result.get("status") == "pass":
-            return f"✓ gradcheck {took:.1f} s" if took is not None else "✓ gradcheck"
+            label = _checks_label(self.plan.target, self.result)
+            return f"✓ {label} {took:.1f} s" if took is not None else f"✓ {label}"
         return f"{mark(self.result)} {_short(headline(self.result))}"
 
     def report(self, relative) -> str:
         return render_markdown(self.result, self.plan.display, relative, self.inputs_source)
+
+
+def _checks_label(target: Target, result: dict | None = None) -> str:
+    """What a lens runs (or ran and passed): gradcheck, and opcheck for a custom op."""
+    if target.kind != "custom_op":
+        return "gradcheck"
+    if result is None:
+        return "gradcheck + opcheck"
+    passed = {check.get("name") for check in result.get("checks") or [] if check.get("status") == "pass"}
+    return " + ".join(name for name in ("gradcheck", "opcheck") if name in passed) or "gradcheck"
 
 
 def _key(document: Document, target: Target) -> tuple:
@@ -99,7 +110,7 @@ class GradcheckRuns:
         path = self.ls.path_of(document.uri)
         assert path is not None
         limits = {"memory_bytes": int(settings.run_memory_limit_mb) * 2 ** 20}
-        name = target.qualname if target.kind != "call_site" else target.name
+        name = target.qualname if target.kind not in ("call_site", "custom_op") else target.name
         return plan(target, path, document.text, root, cache=self.ls.linter.cache, limits=limits,
                     options=dict(settings.run_options) or None, display=name)
 
@@ -111,7 +122,7 @@ class GradcheckRuns:
             if not target.importable or target.skip:
                 continue
             outcome = self.outcomes.get(_key(document, target))
-            title = outcome.lens_title if outcome is not None else "▶ gradcheck"
+            title = outcome.lens_title if outcome is not None else f"▶ {_checks_label(target)}"
             position = types.Position(target.line - 1, units(document.line(target.line - 1)[: target.column],
                                                              self.ls.encoding))
             lenses.append(types.CodeLens(
@@ -128,7 +139,7 @@ class GradcheckRuns:
         target = await self._target_at(document, rng.start.line)
         if target is None:
             return []
-        name = target.qualname or target.name
+        name = target.name if target.kind == "custom_op" else target.qualname or target.name
         return [types.CodeAction(
             title=f"Run gradcheck on `{name}`", kind=types.CodeActionKind.Empty,
             command=types.Command(title=f"Run gradcheck on `{name}`", command=RUN_COMMAND,
@@ -171,7 +182,7 @@ class GradcheckRuns:
         self._require_inside(uri)
         target = await self._target_at(document, line)
         if target is None:
-            raise RunRefused(message="no autograd Function or gradcheck call here")
+            raise RunRefused(message="no autograd Function, custom op or gradcheck call here")
         outcome = await self._run(document, target)
         return self._summary(outcome)
 

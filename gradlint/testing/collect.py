@@ -1,8 +1,9 @@
 """`pytest --gradlint`: the files, the items, and running one item.
 
 A ``GradlintFile`` collects the targets ``gradlint run`` would check in a file (autograd
-Functions, declared functions; gradcheck calls are the project's own tests already) as
-``GradlintItem`` test items. An item plans its run like ``gradlint run`` does
+Functions, torch.library custom ops, declared functions; gradcheck calls are the project's
+own tests already) as ``GradlintItem`` test items; one ``gradlint run`` leaves out (an
+abstract base Function, an op whose kernel needs a GPU) is skipped with the reason. An item plans its run like ``gradlint run`` does
 (gradlint/engine/runs.py: inputs from a gradcheck call in the project's tests, a
 declaration, or synthesized) and runs that request in-process
 (gradlint/worker/inprocess.py). Items are ``pytest.Function`` items, so ``-k``, ``-x``,
@@ -11,6 +12,8 @@ declaration, or synthesized) and runs that request in-process
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import warnings
 from pathlib import Path
@@ -76,8 +79,32 @@ class GradlintFile(pytest.File):
         for target in find_targets(text, _session(self.config).cache):
             if not target.importable or target.kind == "call_site":
                 continue
-            yield GradlintItem.from_parent(self, name=target.qualname or target.name, callobj=_check,
+            yield GradlintItem.from_parent(self, name=_item_name(target), callobj=_check,
                                            target=target, text=text)
+
+
+@contextlib.contextmanager
+def _quiet_torch_trace() -> Iterator[None]:
+    """torch's structured-trace records (DEBUG, "torch.__trace") that opcheck's compile test
+    emits would fill a failure's "Captured log" section; they are kept out of it unless
+    the user asked for a trace (TORCH_TRACE)."""
+    trace = logging.getLogger("torch.__trace")
+    if os.environ.get("TORCH_TRACE") or trace.disabled:
+        yield
+        return
+    trace.disabled = True
+    try:
+        yield
+    finally:
+        trace.disabled = False
+
+
+def _item_name(target: Target) -> str:
+    """A custom op by its Python name, else as torch.ops names it ("ns.name": `::` would
+    split the node id)."""
+    if target.kind == "custom_op":
+        return target.qualname or target.name.replace("::", ".")
+    return target.qualname or target.name
 
 
 def _check(request: pytest.FixtureRequest, gradlint_options: dict[str, Any]) -> None:
@@ -98,10 +125,13 @@ class GradlintItem(pytest.Function):
         from ..worker import inprocess
         from .api import worker_options
 
+        if self.target.skip:  # what `gradlint run` leaves out, reported at the target's line
+            raise pytest.skip.Exception(f"{self.name}: {self.target.skip}", _use_item_location=True)
         state = _session(self.config)
         run = plan(self.target, self.path, self.text, state.resolver.for_path(self.path).root,
                    cache=state.cache, options=worker_options(options), display=self.name)
-        result = inprocess.run_request(run.request)
+        with _quiet_torch_trace():
+            result = inprocess.run_request(run.request)
         report = GradientReport(result, self.name, run.inputs_source, state.relative)
         if report.ok:
             self.add_report_section("call", "gradlint", str(report))

@@ -2,8 +2,8 @@
 
     pytest --gradlint src/
 
-collects every autograd Function and declared function under ``src/`` as a test item
-(``src/pkg/ops.py::MyReLU``) that runs the runner's checks on it, in-process, with the
+collects every autograd Function, torch.library custom op and declared function under
+``src/`` as a test item (``src/pkg/ops.py::MyReLU``) that runs the runner's checks on it, in-process, with the
 inputs ``gradlint run`` would use (a gradcheck call in the project's tests, a
 declaration, or synthesized). A failure prints the runner's report; a run that cannot
 decide (no inputs) is skipped with the reason.
@@ -28,8 +28,8 @@ import pytest
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("gradlint", "gradient checks (gradlint)")
     group.addoption("--gradlint", action="store_true", default=False,
-                    help="also collect every autograd Function and declared function in the given "
-                         "paths and check its gradients (runs their code)")
+                    help="also collect every autograd Function, custom op and declared function in "
+                         "the given paths and check its gradients (runs their code)")
     parser.addini("gradlint_options", type="linelist", default=[],
                   help="gradient check options, one NAME=VALUE per line (eps=1e-6, atol=1e-4, "
                        "checks=gradcheck,gradgradcheck, …)")

@@ -16,6 +16,7 @@ from .introspect import is_once_differentiable
 from .jacobian import JacobianAnalysis, parse_gradcheck_message
 from .outcome import Outcome
 from .patterns import classify
+from .surrogates import surrogate
 from .tensors import as_tuple, is_tensor, nan_max, real_numel
 from .text import first_line, fmt, idx, scalar_fmt
 from .torch_setup import REAL
@@ -259,6 +260,11 @@ def analyse_failure(subject, spec, msg, mode, label, details):
                    % ({"first": "analytical gradient", "second": "second derivative",
                        "forward": "jvp"}[order], fmt(k["numerical"])))
         return finish("non_differentiable_point", summary, message)
+    hook = surrogate(primary, ana.blocks, spec, inputs, subject.opts["atol"], subject.opts["rtol"]) \
+        if order == "first" else None
+    if hook is not None:
+        details["surrogate"] = hook[0]
+        return finish("surrogate_gradient", hook[1], hook[2])
     pattern = classify(primary, ana.blocks, spec["in_names"], inputs, subject.opts["atol"], subject.opts["rtol"])
     worst_rel = _worst_relative_error(failing, subject.opts["atol"])
     details["worst_relative_error"] = worst_rel

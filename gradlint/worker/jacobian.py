@@ -11,6 +11,13 @@ import torch
 from .tensors import as_tuple, is_tensor, nparts, real_numel, realize, scalar, unravel
 from .text import exc_text
 
+def _snapshot(outputs, out_positions):
+    """The outputs' values now: an output may be a view of the input being perturbed (as
+    torch's gradcheck does, copy them before the input changes again)."""
+    outs = as_tuple(outputs)
+    return dict((o, realize(outs[o]).detach().clone()) for o in out_positions)
+
+
 def numerical_columns(fn, inputs, j, eps, out_positions):
     """Central-difference Jacobian columns for input j: {o: tensor[n_out_real, n_in_real]}."""
     x = inputs[j]
@@ -24,12 +31,12 @@ def numerical_columns(fn, inputs, j, eps, out_positions):
         for p in range(parts):
             d = eps if p == 0 else eps * 1j
             xd[idx] = orig + d
-            plus = as_tuple(fn(*inputs))
+            plus = _snapshot(fn(*inputs), out_positions)
             xd[idx] = orig - d
-            minus = as_tuple(fn(*inputs))
+            minus = _snapshot(fn(*inputs), out_positions)
             xd[idx] = orig
             for o in out_positions:
-                cols[o].append((realize(plus[o]) - realize(minus[o])) / (2 * eps))
+                cols[o].append((plus[o] - minus[o]) / (2 * eps))
     out = {}
     for o in out_positions:
         if cols[o]:

@@ -325,11 +325,30 @@ class Loader(object):
                           "the gradcheck call at line %s was not reached while running %s%s"
                           % (self.target.get("line"), where, hint))
         loaded = self._captured_call()
+        self._check_subject(loaded)
         t["variant"] = self.captured["variant"]
         t["line_reached"] = self.captured["line"]
         if loaded.fclass is not None:
             t["function_class"] = loaded.fclass.__qualname__
         return loaded
+
+    def _check_subject(self, loaded):
+        """A call borrowed for a Function's inputs must check that Function, not another class
+        of the same name in another module (a copy, a vendored version): else no inputs here."""
+        wanted = self.target.get("checks")
+        if not isinstance(wanted, dict) or not wanted.get("file"):
+            return
+        subject = loaded.fclass if loaded.fclass is not None else getattr(loaded.fn, "__wrapped__", loaded.fn)
+        name = getattr(subject, "__qualname__", None)
+        if name != wanted.get("qualname"):
+            return  # a lambda or a wrapper around it: cannot tell, use the call
+        try:
+            source = inspect.getsourcefile(subject)
+        except TypeError:
+            return
+        if source and os.path.realpath(source) != os.path.realpath(wanted["file"]):
+            raise Outcome("no_inputs", None, "the gradcheck call at line %s checks `%s` from %s, not this one"
+                          % (self.target.get("line"), name, os.path.basename(source)))
 
     def _captured_call(self):
         """The captured call's function, inputs and options, as a Loaded."""

@@ -90,6 +90,7 @@ class Evidence(object):
         self.votes = {}  # name -> {kind: strength}
         self.literals = {}  # name -> [literals it is compared with]
         self.called_with = {}  # name -> [values the module's own calls of the target pass]
+        self.unused = set()  # parameters forward overwrites before reading them
 
     def vote(self, name, kind, strength=1):
         d = self.votes.setdefault(name, {})
@@ -123,17 +124,46 @@ def _module_call(func):
     return isinstance(value, ast.Name) and value.id in _MODULES
 
 
+def _rebound_at(tree, names):
+    """{parameter: last line of the statement that rebinds it} for parameters the function body
+    reassigns unconditionally (a statement of the body itself, not inside a branch or loop)."""
+    function = next((n for n in getattr(tree, "body", []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                    None)
+    found = {}
+    for statement in function.body if function is not None else ():
+        targets = statement.targets if isinstance(statement, ast.Assign) else (
+            [statement.target] if isinstance(statement, ast.AnnAssign) and statement.value is not None else [])
+        for target in targets:
+            for node in ast.walk(target):
+                if isinstance(node, ast.Name) and node.id in names and node.id not in found:
+                    found[node.id] = statement.end_lineno or statement.lineno
+    return found
+
+
 class _Usage(ast.NodeVisitor):
     """Votes for each parameter's kind from how a function body uses it."""
 
-    def __init__(self, names, evidence):
+    def __init__(self, names, evidence, tree=None):
         self.names = set(names)
         self.ev = evidence
         self.tensor_attrs = frozenset(dir(torch.Tensor))
         self.calls = []  # (function name, [parameter or None per positional arg], {keyword: parameter})
+        self.rebound = _rebound_at(tree, self.names) if tree is not None else {}
+        self.read = set()  # parameters read before any rebinding
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and self._param(node):
+            self.read.add(node.id)
+
+    def overwritten_unread(self):
+        """Parameters the body overwrites before reading them (`mode = 'symmetric'`): any value does."""
+        return set(self.rebound) - self.read
 
     def _param(self, node):
-        return node.id if isinstance(node, ast.Name) and node.id in self.names else None
+        if not isinstance(node, ast.Name) or node.id not in self.names:
+            return None
+        # after `mode = int_to_mode(mode)` the name holds another value: its uses say nothing
+        return node.id if getattr(node, "lineno", 0) <= self.rebound.get(node.id, float("inf")) else None
 
     def _root(self, node):
         """The parameter an expression is built on: ``p``, ``p.unsqueeze(1)``, ``p[..., None].long()``."""
@@ -338,7 +368,7 @@ def helpers(function, calls, evidence, depth=0):
         if not mapping or tree is None:
             continue
         inner = Evidence()
-        usage = _Usage(list(mapping), inner)
+        usage = _Usage(list(mapping), inner, tree)
         usage.visit(tree)
         if depth < 1:
             helpers(helper, usage.calls, inner, depth + 1)
@@ -505,9 +535,10 @@ def infer(fn, fclass):
     evidence = Evidence()
     tree = _source_tree(forward)
     if tree is not None:
-        usage = _Usage(names, evidence)
+        usage = _Usage(names, evidence, tree)
         usage.visit(tree)
         helpers(forward, usage.calls, evidence)
+        evidence.unused.update(usage.overwritten_unread())
     for name, values in callers.values_from_callers(fn, fclass).items():
         evidence.called_with.setdefault(name, []).extend(values)
     no_grad = set()
@@ -555,6 +586,8 @@ def _decide(p, evidence, no_grad):
     if has_default and not (ann_kind == TENSOR or (p.default is None and ev_kind in (TENSOR, INDEX, MASK)
                                                     and strength >= 3 and not no_grad)):
         return Param(p.name, DEFAULT, [p.default], why="default %r" % (p.default,))
+    if p.name in evidence.unused and ann_kind in (None, NONE) and not called:
+        return Param(p.name, NONE, [None], why="forward overwrites it before reading it")
     kind, why = None, ""
     named = _name_kind(p.name)
     called_kind = _value_kind(called)

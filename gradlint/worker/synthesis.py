@@ -227,6 +227,23 @@ _BATCH_SHAPE = re.compile(r"\b[BNLbn]\s*[x×]\s*(\d+)(?:\s*[x×]\s*(\d+))?(?:\s*
 _LAST_DIM = re.compile(r"last (?:dim|dimension|axis)\w*(?: size)? (?:should|must|to) be (?:of size )?(\d+)", re.I)
 
 
+def _backward_error(args, out):
+    """The exception one backward pass through ``out`` raises, or None (also when nothing
+    requires grad)."""
+    inputs = [a for a in args if is_tensor(a) and a.requires_grad]
+    outs = [o for o in as_tuple(out) if is_tensor(o) and o.requires_grad and o.grad_fn is not None
+            and o.layout == torch.strided]
+    if not inputs or not outs:
+        return None
+    try:
+        torch.autograd.grad(outs, inputs, [torch.ones_like(o) for o in outs], allow_unused=True)
+    except Exception as e:  # noqa: BLE001 - the user's backward: any error
+        if is_memory_error(e):
+            return None
+        return e
+    return None
+
+
 def shape_hints(message):
     """Shapes an error message asks for: "a Bx3x3 batch" → (2, 3, 3); "last dim should be 4" → (2, 4)."""
     hints = []
@@ -303,6 +320,7 @@ class _Search(object):
         self.errors = []  # (exception, "Type: first line")
         self.nonfinite = 0
         self.vacuous = None  # the first recipe forward accepts, though its outputs do not move
+        self.backward_fails = None  # the first recipe forward accepts and backward raises on
         self.hints = []  # shapes named by error messages ("Bx3x3", "last dim should be 4")
         self.started = time.monotonic()
 
@@ -328,8 +346,8 @@ class _Search(object):
                     if recipe is not None:
                         return recipe
                     if self.exhausted():
-                        return self.vacuous
-        return self.vacuous
+                        return self.backward_fails or self.vacuous
+        return self.backward_fails or self.vacuous
 
     def hinted_shapes(self, n):
         out = []
@@ -371,6 +389,15 @@ class _Search(object):
                 return "vacuous"
         except Exception:
             pass  # forward failed on perturbed inputs: keep this input set, the checks will tell
+        error = _backward_error(args, out)
+        if error is not None:
+            # forward accepts these shapes (broadcasting, a vector where a matrix is meant) but
+            # backward does not: look for shapes the whole Function takes; if none, these
+            # inputs are used and the checks report backward's error
+            self.errors.append((error, "%s in backward: %s" % (type(error).__name__, first_line(exc_text(error, 300)))))
+            if self.backward_fails is None:
+                self.backward_fails = recipe
+            return "shape"
         return "ok"
 
     def failure(self):
@@ -381,6 +408,15 @@ class _Search(object):
             same = len(set(texts)) == 1 and len(texts) > 1
             code_bug = isinstance(first_exc, _CODE_BUGS + (AttributeError,)) or any(
                 phrase in texts[0] for phrase in _TORCH_SAYS_CODE_BUG)
+            if _no_kernel(first_exc):
+                text = str(first_exc)
+                op = text.split("'")[1]
+                device = text.split("from the '", 1)[1].split("'", 1)[0] if "from the '" in text else "CPU"
+                locations = getattr(self.reporter, "op_locations", None) or {}
+                return Outcome("error", "exception",
+                               "✗ the op `%s` has no kernel for the %s backend: register one "
+                               "(torch.library.impl, Library.impl, register_kernel)" % (op, device),
+                               first_line(text).split(". ")[0] + ".", location=locations.get("op"))
             if same and code_bug and not _abstract(first_exc):
                 oc = self.reporter.user_exception(first_exc, "forward")
                 oc.extra["synthesis"] = {"attempts": self.attempts, "params": [p.describe() for p in self.params]}
@@ -403,7 +439,12 @@ class _Search(object):
 
 def _abstract(exc):
     return isinstance(exc, (AttributeError, NotImplementedError)) and (
-        "type object" in str(exc) or isinstance(exc, NotImplementedError))
+        "type object" in str(exc) or isinstance(exc, NotImplementedError)) and not _no_kernel(exc)
+
+
+def _no_kernel(exc):
+    """A custom op with no kernel for the inputs' device: torch's own message says which."""
+    return isinstance(exc, NotImplementedError) and str(exc).startswith("Could not run '")
 
 
 def _missing_attribute(exc):

@@ -172,6 +172,31 @@ async def test_transposed_gradient_of_a_square_input(client):
     assert "the gradient is transposed" in r["summary"]
 
 
+@pytest.mark.parametrize("qualname, kind, text", [
+    ("GradReverse", "hook", "forward returns x unchanged and backward changes its gradient"),
+    ("StraightThroughRound", "surrogate", "output 0 is piecewise constant here"),
+])
+async def test_gradient_hooks_and_surrogates_are_inconclusive_not_wrong(client, qualname, kind, text):
+    r = await run(client, fn_class(FILE, qualname))
+    assert (r["status"], r["verdict"]) == ("inconclusive", "surrogate_gradient"), r["summary"]
+    assert check(r, "gradcheck")["details"]["surrogate"] == kind
+    assert text in r["summary"], r["summary"]
+
+
+@pytest.mark.parametrize("qualname", ["ClampTwice", "ReluNoMask"])
+async def test_identity_here_or_flat_somewhere_is_still_a_wrong_gradient(client, qualname):
+    r = await run(client, fn_class(FILE, qualname))
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
+
+
+async def test_shapes_that_backward_rejects_are_not_the_inputs(client):
+    # forward takes a vector `matrix` (matmul broadcasts); backward does not: the search goes on
+    # to shapes the whole Function takes (then to a symmetric matrix, which backward assumes)
+    r = await run(client, fn_class(FILE, "QuadFormDiagonal"))
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert len(value(r, "matrix")["shape"]) == 2
+
+
 # --- 3. parametrized test calls ---------------------------------------------------------
 
 
