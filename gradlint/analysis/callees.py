@@ -16,6 +16,7 @@ import libcst as cst
 
 from .names import BindingKind, dotted_name, parameter_names
 from .scopes import Frame, ModuleContext, Scope, Site, find_site, function_scope, walk_statements
+from .traverse import visit
 
 if TYPE_CHECKING:
     from .facts import Evaluator, Fact
@@ -287,5 +288,5 @@ def _has_yield(node: cst.CSTNode) -> bool:
             return False
 
     finder = Finder()
-    node.visit(finder)
+    visit(node, finder)
     return Finder.found

@@ -19,6 +19,7 @@ import libcst as cst
 
 from .names import dotted_name, parameter_names
 from .scopes import Frame, Scope, Site, find_site
+from .traverse import visit
 
 if TYPE_CHECKING:
     from .facts import Evaluator, Fact
@@ -270,15 +271,13 @@ def _tested_names(node: cst.FunctionDef | cst.For) -> set[str]:
 
     class Finder(cst.CSTVisitor):
         def visit_If(self, stmt: cst.If) -> None:
-            stmt.test.visit(_Collect(found))
-
+            visit(stmt.test, _Collect(found))
         def visit_IfExp(self, expr: cst.IfExp) -> None:
-            expr.test.visit(_Collect(found))
-
+            visit(expr.test, _Collect(found))
         def visit_Assert(self, stmt: cst.Assert) -> None:
             pass
 
-    node.body.visit(Finder())
+    visit(node.body, Finder())
     return found
 
 

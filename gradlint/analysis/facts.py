@@ -21,6 +21,7 @@ from .fact_types import (UNKNOWN, DtypeFact, Fact, OpaqueFact, Origin, SequenceF
                          TensorFact, UnknownFact, merge_facts, without_origins)
 from .names import BindingKind, compound_bodies, statement_bindings, target_names
 from .scopes import Frame, ModuleContext, Scope, Site, find_site
+from .traverse import visit
 
 if TYPE_CHECKING:
     from .callees import FixtureSource
@@ -625,7 +626,7 @@ def _assigns_attribute(node: cst.CSTNode, attr: str) -> bool:
         def visit_For(self, loop: cst.For) -> None:
             check(loop.target)
 
-    node.visit(Finder())
+    visit(node, Finder())
     return bool(found)
 
 
@@ -646,11 +647,11 @@ class _MethodCalls(cst.CSTVisitor):
 def _method_calls_on(small: cst.BaseSmallStatement, name: str) -> list[cst.Call]:
     """``name.method(...)`` calls anywhere in a small statement, in source order."""
     visitor = _MethodCalls(name)
-    small.visit(visitor)
+    visit(small, visitor)
     return visitor.calls
 
 
 def _calls_receiving(small: cst.BaseSmallStatement, name: str) -> list[cst.Call]:
     visitor = _ReceivingCalls(name)
-    small.visit(visitor)
+    visit(small, visitor)
     return visitor.calls

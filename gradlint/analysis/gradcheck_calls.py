@@ -8,11 +8,12 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from . import torch_api
+from . import torch_api, traverse
 from .facts import Evaluator, Fact, SequenceFact
 from .names import BindingKind, body_statements
 from .source import code_only
 from .scopes import ModuleContext, Scope, Site, walk_statements
+from .traverse import visit
 
 
 @dataclass(frozen=True)
@@ -71,13 +72,21 @@ def _bind(call: cst.Call, variant: str) -> tuple:
     return func, inputs, grad_outputs, tuple(positional[limit:]), has_star
 
 
+_OWN_SCOPE_OR_BODY = traverse.exact_types(
+    cst.IndentedBlock, cst.SimpleStatementSuite, cst.Lambda, cst.ListComp, cst.SetComp,
+    cst.DictComp, cst.GeneratorExp, cst.Else)
+
+
 class StatementExpressions(cst.CSTVisitor):
     """Nodes of some types in one statement's own expressions (nested bodies, lambdas and
     comprehensions, which have scopes of their own, are skipped)."""
 
+    skip_trivia = True  # (traverse.visit: layout nodes are never what it collects)
+
     def __init__(self, root: cst.CSTNode, types: tuple[type, ...]) -> None:
         self.root = root
-        self.types = types
+        self._exact = traverse.is_exact(types)
+        self.types = frozenset(types) if self._exact else types
         self.found: list[cst.CSTNode] = []
 
     @classmethod
@@ -85,18 +94,18 @@ class StatementExpressions(cst.CSTVisitor):
         collector = cls(stmt, types)
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             for decorator in stmt.decorators:
-                decorator.visit(collector)
+                visit(decorator, collector)
         else:
-            stmt.visit(collector)  # compound statements: headers only (bodies are skipped)
+            visit(stmt, collector)  # compound statements: headers only (bodies are skipped)
         return collector.found
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, self.types):
+        kind = type(node)
+        if (kind in self.types) if self._exact else isinstance(node, self.types):
             self.found.append(node)
-        if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite, cst.Lambda, cst.ListComp,
-                             cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Else)):
+        if kind in _OWN_SCOPE_OR_BODY:
             return False
-        if isinstance(node, cst.If) and node is not self.root:
+        if kind is cst.If and node is not self.root:
             return False  # an `elif` is a statement of its own
         return True
 

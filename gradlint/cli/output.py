@@ -12,7 +12,6 @@ from typing import Collection, Iterable, Sequence
 
 from .. import __version__
 from ..findings import Applicability, Finding, Severity
-from ..rules import ALL_RULES, RULES_BY_CODE
 
 _COLORS = {"bold": "1", "red": "31", "yellow": "33", "cyan": "36", "green": "32", "dim": "2"}
 
@@ -109,9 +108,10 @@ def statistics(findings: Sequence[Finding], unsafe: bool, blocked: Collection[st
     counts = Counter(f.code for f in findings)
     fixable = {f.code for f in findings if fix_marker(f, unsafe, blocked)}
     width = max((len(str(n)) for n in counts.values()), default=1)
+    names = {f.code: f.name for f in findings}
     lines = []
     for code, number in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        name = RULES_BY_CODE[code].name if code in RULES_BY_CODE else ""
+        name = names[code]
         marker = "[*]" if code in fixable else "[ ]"
         lines.append(f"{number:>{width}}\t{code}\t{marker} {name}")
     return lines
@@ -175,6 +175,8 @@ _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.I
 
 
 def render_sarif(findings: Sequence[Finding], base: Path) -> str:
+    from ..rules import ALL_RULES  # the rules' documentation (not needed for other formats)
+
     rules = list(ALL_RULES)
     index = {rule.code: position for position, rule in enumerate(rules)}
     results = []

@@ -16,6 +16,7 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
+from ..analysis import traverse
 from ..analysis.autograd_functions import AutogradFunction
 from ..analysis.block import BlockAnalysis
 from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, CustomOp, custom_ops
@@ -318,11 +319,11 @@ def _names(node: cst.CSTNode) -> list[cst.Name]:
             found.append(name)
 
         def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            attribute.value.visit(self)
+            traverse.visit(attribute.value, self)
             found.append(attribute.attr)  # `ops.Square.apply` refers to `Square` too
             return False
 
-    node.visit(Visitor())
+    traverse.visit(node, Visitor())
     return found
 
 

@@ -9,6 +9,7 @@ from ..analysis.autograd_functions import AutogradFunction, Method, gradient_nam
 from ..analysis.block import BlockAnalysis
 from ..analysis.names import BindingKind
 from ..analysis.scopes import Site, find_site
+from ..analysis.traverse import visit
 from ..findings import Applicability, Severity
 from .base import DEFINES_BACKWARD, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
@@ -720,7 +721,7 @@ def backward_returns(method: Method) -> Iterator[_Returned]:
     """Every `return` of a backward with how many values it gives (when known)."""
     visitor = _Returns()
     for stmt in method.scope.statements:
-        stmt.visit(visitor)
+        visit(stmt, visitor)
     for node in visitor.returns:
         site = _return_site(method, node)
         if site is None:
@@ -753,7 +754,7 @@ def _mentions_needs_input_grad(node: cst.CSTNode) -> bool:
             if attribute.attr.value == "needs_input_grad":
                 found.append(attribute)
 
-    node.visit(Visitor())
+    visit(node, Visitor())
     return bool(found)
 
 

@@ -10,6 +10,7 @@ from ..analysis.block import BlockAnalysis
 from ..analysis.names import compound_bodies, target_names
 from ..analysis.method_body import returns
 from ..analysis.scopes import ModuleContext, Site, find_site
+from ..analysis.traverse import visit
 from ..findings import Applicability, Severity
 from .base import DEFINES_BACKWARD, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
@@ -489,7 +490,7 @@ class _Uses(cst.CSTVisitor):
         self.uses.append((node, "value"))
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        visit(node.value, self)
         return False
 
     def visit_Call(self, node: cst.Call) -> bool:
@@ -497,16 +498,16 @@ class _Uses(cst.CSTVisitor):
             self.uses.append((node.func, "call"))
             higher = node.func.value in _HIGHER_ORDER
         else:
-            node.func.visit(self)
+            visit(node.func, self)
             higher = False
         for arg in node.args:
             if arg.keyword is not None or higher:
                 if isinstance(arg.value, cst.Name):
                     self.uses.append((arg.value, "argument"))
                 else:
-                    arg.value.visit(self)
+                    visit(arg.value, self)
             else:
-                arg.value.visit(self)
+                visit(arg.value, self)
         return False
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
@@ -541,7 +542,7 @@ def _foreign_names(block: BlockAnalysis, function: AutogradFunction,
         return
     visitor = _Uses()
     for stmt in backward.scope.statements:
-        stmt.visit(visitor)
+        visit(stmt, visitor)
     outside = function.scope.parent  # the scope the class is defined in
     reported: set[str] = set()
     for node, usage in visitor.uses:
@@ -617,7 +618,7 @@ def _save_calls(method: Method, ctx: str | None = None) -> list[cst.Call]:
             return False
 
     for stmt in method.scope.statements:
-        stmt.visit(Finder())
+        visit(stmt, Finder())
     return calls
 
 
@@ -674,7 +675,7 @@ def _derived_from(name: str, context: ModuleContext) -> bool:
                     found = True
 
     for stmt in context.statements:
-        stmt.visit(Finder())
+        visit(stmt, Finder())
     return found
 
 
@@ -705,7 +706,7 @@ def _ctx_only_attributes(method: Method) -> bool:
             return self.visit_FunctionDef(node)  # type: ignore[arg-type]
 
     for stmt in method.scope.statements:
-        stmt.visit(Finder())
+        visit(stmt, Finder())
     return all(id(name) in safe for name in names)
 
 
@@ -771,7 +772,7 @@ def _indexing(block: BlockAnalysis, function: AutogradFunction, backward: Method
                and _is_saved_tensors(bindings[0].value, ctx)}
     finder = _SavedSubscripts(ctx, aliases)
     for stmt in backward.scope.statements:
-        stmt.visit(finder)
+        visit(stmt, finder)
     for node, index in finder.found:
         if -count <= index < count:
             continue
@@ -871,7 +872,7 @@ class _TupleUse(cst.CSTVisitor):
 def _used_as_tensor(method: Method, name: str) -> bool:
     visitor = _TupleUse(name)
     for stmt in method.scope.statements:
-        stmt.visit(visitor)
+        visit(stmt, visitor)
     return visitor.as_tensor and not visitor.as_tuple
 
 
@@ -888,7 +889,7 @@ def _lines(statements):
 def _site_of_name(method: Method, node: cst.Name) -> Site:
     for stmt in method.scope.statements:
         finder = _Contains(node)
-        stmt.visit(finder)
+        visit(stmt, finder)
         if finder.found:
             return _deepest_site(method, stmt, node)
     return Site(method.scope, ())
@@ -897,7 +898,7 @@ def _site_of_name(method: Method, node: cst.Name) -> Site:
 def _deepest_site(method: Method, top: cst.BaseStatement, node: cst.Name) -> Site:
     for line in _lines([top]):
         finder = _Contains(node)
-        line.visit(finder)
+        visit(line, finder)
         if finder.found:
             site = find_site(method.scope.statements, method.scope, line)
             if site is not None:
