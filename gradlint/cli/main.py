@@ -188,7 +188,8 @@ def _check(args: argparse.Namespace) -> int:
             blocked = set() if fixes_apply(reports[0].findings) else {display}
             for line in output.render_text(reports[0].findings, output.Style(False), unsafe, blocked):
                 print(line, file=sys.stderr)
-            return EXIT_CLEAN if args.exit_zero or not reports[0].findings else EXIT_FINDINGS
+            return EXIT_CLEAN if args.exit_zero or not output.failing(reports[0].findings) \
+                else EXIT_FINDINGS
     else:
         shard = parse_shard(args.shard) if args.shard else None
         if args.jobs < 0:
@@ -224,8 +225,8 @@ def _check(args: argparse.Namespace) -> int:
               f"the other files were checked", file=sys.stderr)
     if broken:
         return EXIT_ERROR
-    if args.exit_zero or not findings:
-        return EXIT_CLEAN
+    if args.exit_zero or not output.failing(findings):
+        return EXIT_CLEAN  # hints are shown, but do not fail the check
     return EXIT_FINDINGS
 
 

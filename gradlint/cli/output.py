@@ -38,6 +38,11 @@ def fix_marker(finding: Finding, unsafe: bool, blocked: Collection[str] = ()) ->
     return ""
 
 
+def failing(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings that make `gradlint check` exit 1: all but hints."""
+    return [f for f in findings if f.severity is not Severity.HINT]
+
+
 def location(f: Finding) -> str:
     """``path:line:column``, or ``nb.ipynb:cell 3:line:column`` in a notebook (1-based)."""
     cell = "" if f.cell is None else f"cell {f.cell + 1}:"
@@ -50,7 +55,11 @@ def render_text(findings: Sequence[Finding], style: Style, unsafe: bool,
     for f in findings:
         where = f"{location(f)}:"
         color = "red" if f.severity is Severity.ERROR else "yellow"
-        lines.append(f"{style(where, 'bold')} {style(f.code, color, 'bold')} {f.message}"
+        if f.severity is Severity.HINT:
+            code = f"{style(f.code, 'dim', 'bold')} {style('hint:', 'dim')}"
+        else:
+            code = style(f.code, color, "bold")
+        lines.append(f"{style(where, 'bold')} {code} {f.message}"
                      f"{style(fix_marker(f, unsafe, blocked), 'cyan')}")
     return lines
 
@@ -59,7 +68,19 @@ def summary(findings: Sequence[Finding], style: Style, *, unsafe: bool, fixed: i
             fixing: bool = False, fixable: int | None = None,
             blocked: Collection[str] = ()) -> list[str]:
     """The closing lines. ``fixable``: how many fixes `--fix` would apply, counted by
-    fixing a copy (None: count the findings that carry an applicable fix)."""
+    fixing a copy (None: count the findings that carry an applicable fix). Hints are
+    counted apart: they do not fail the check."""
+    hints = len(findings) - len(failing(findings))
+    lines = _problems(failing(findings), style, unsafe=unsafe, fixed=fixed, fixing=fixing,
+                      fixable=fixable, blocked=blocked)
+    if hints:
+        lines.append(f"{hints} hint{'s' if hints != 1 else ''} (shown, but not counted as "
+                     f"problems).")
+    return lines
+
+
+def _problems(findings: Sequence[Finding], style: Style, *, unsafe: bool, fixed: int,
+              fixing: bool, fixable: int | None, blocked: Collection[str]) -> list[str]:
     count = len(findings)
     fixing_applies = [f for f in findings if f.fix and f.path not in blocked]
     safe = sum(1 for f in fixing_applies if f.fix.applicability is Applicability.SAFE)

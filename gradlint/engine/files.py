@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
@@ -161,10 +161,37 @@ def conftest_sets_default_dtype(path: Path, root: Path) -> bool:
     return False
 
 
+def conftest_fixture_sources(path: Path, root: Path) -> tuple[str, ...]:
+    """The texts of the ``conftest.py`` files between the file and the project root that
+    define pytest fixtures, nearest first (their fixtures are the file's too)."""
+    try:
+        resolved = path.resolve()
+        directory = resolved.parent
+        stop = root.resolve()
+    except OSError:
+        return ()
+    if stop not in (directory, *directory.parents):
+        return ()
+    found = []
+    for candidate in (directory, *directory.parents):
+        conftest = candidate / "conftest.py"
+        if conftest != resolved and conftest.is_file():
+            try:
+                text = read_text(conftest)
+            except (OSError, SourceDecodeError):
+                text = ""
+            if "fixture" in text:
+                found.append(text)
+        if candidate == stop:
+            break
+    return tuple(found)
+
+
 def options_for(path: Path, config: Config, select: list[str] | None,
                 extra_ignore: Sequence[str]) -> LintOptions:
-    return config.options_for(path, select, extra_ignore,
-                              dtype_unknown=conftest_sets_default_dtype(path, config.root))
+    options = config.options_for(path, select, extra_ignore,
+                                 dtype_unknown=conftest_sets_default_dtype(path, config.root))
+    return replace(options, conftests=conftest_fixture_sources(path, config.root))
 
 
 def _sets_default_dtype(setup: Path) -> bool:
@@ -201,7 +228,8 @@ class FileOptions:
         self.extra_ignore = extra_ignore
         self._configs: dict[Path, Config] = {}
         self._dtype_unknown: dict[tuple[Path, str], bool] = {}
-        self._options: dict[tuple[int, bool], LintOptions] = {}
+        self._options: dict[tuple[int, bool, tuple[str, ...]], LintOptions] = {}
+        self._conftests: dict[tuple[Path, str], tuple[str, ...]] = {}
 
     def config(self, path: Path) -> Config:
         config = self._configs.get(path.parent)
@@ -217,19 +245,18 @@ class FileOptions:
         unknown = self._dtype_unknown.get(key)
         if unknown is None:
             unknown = self._dtype_unknown[key] = conftest_sets_default_dtype(path, config.root)
+        conftests = self._conftests.get(key)
+        if conftests is None:
+            conftests = self._conftests[key] = conftest_fixture_sources(path, config.root)
         if config.per_file_ignores:
-            return config.options_for(path, self.select, self.extra_ignore, dtype_unknown=unknown)
-        options = self._options.get((id(config), unknown))
+            options = config.options_for(path, self.select, self.extra_ignore, dtype_unknown=unknown)
+            return replace(options, conftests=conftests)
+        options = self._options.get((id(config), unknown, conftests))
         if options is None:
             options = config.options_for(path, self.select, self.extra_ignore, dtype_unknown=unknown)
-            self._options[(id(config), unknown)] = options
+            options = replace(options, conftests=conftests)
+            self._options[(id(config), unknown, conftests)] = options
         return options
-
-
-def options_for(path: Path, config: Config, select: list[str] | None,
-                extra_ignore: Sequence[str]) -> LintOptions:
-    return config.options_for(path, select, extra_ignore,
-                              dtype_unknown=conftest_sets_default_dtype(path, config.root))
 
 
 def lint_file(path: Path, display: str, options: LintOptions, *, fix: bool = False,

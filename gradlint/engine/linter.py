@@ -15,10 +15,12 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import libcst as cst
 
-from ..analysis import torch_api, traverse
+from ..analysis import traverse
 from ..analysis.block import BlockAnalysis
+from ..analysis.callees import FixtureSource
 from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, library_aliases, limit_search
 from ..analysis.facts import Evaluator
+from ..analysis.gradcheck_calls import gradcheck_names
 from ..analysis.scopes import ModuleContext, Site, default_dtype_of
 from ..analysis.source import NEWLINE, Block, ScannedSource, code_only, rescan, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
@@ -143,7 +145,8 @@ class ModuleView:
 
 
 def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
-                path: str | None = None, cancelled: Callable[[], bool] | None = None) -> ModuleView:
+                conftests: Sequence[str] = (), path: str | None = None,
+                cancelled: Callable[[], bool] | None = None) -> ModuleView:
     scanned = cache.scan(text, path)
     parsed = _parse_blocks(scanned.blocks, cache.blocks, text, cancelled)
     good = [(block, entry) for block, entry in parsed if entry.module is not None]
@@ -163,8 +166,13 @@ def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
     context_key = fingerprint((tuple(entry.summary for _, entry in good), context.default_dtype))
     top_to_block = {id(stmt): position for position, (_, entry) in enumerate(good)
                     for stmt in entry.module.body}  # type: ignore[union-attr]
-    return ModuleView(scanned, parsed, good, indexes, context, context_key, Evaluator(context),
-                      _gradcheck_aliases(context), top_to_block)
+    fixtures = None
+    if conftests:
+        modules = [entry.module for entry in map(cache.blocks.get, conftests)
+                   if entry.module is not None]
+        fixtures = FixtureSource(modules, context.default_dtype)
+    return ModuleView(scanned, parsed, good, indexes, context, context_key,
+                      Evaluator(context, fixtures), _gradcheck_aliases(context, text), top_to_block)
 
 
 class LintCancelled(Exception):
@@ -211,7 +219,7 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
     if not exhaustive and nothing_to_find(text, options.select):
         return LintResult([])
     cache.blocks.mark()
-    view = view_module(text, cache, options.default_dtype, path, cancelled)
+    view = view_module(text, cache, options.default_dtype, options.conftests, path, cancelled)
     cache.blocks.trim()
     findings: list[Finding] = []
     syntax_errors = 0
@@ -369,10 +377,9 @@ def _may_fire_across_blocks(rule: Rule, position: int, block_text: str, view: Mo
     return False
 
 
-def _gradcheck_aliases(context: ModuleContext) -> list[str]:
-    wanted = torch_api.GRADCHECK | torch_api.GRADGRADCHECK
-    return [name for name in context.scope.table.bindings
-            if "gradcheck" not in name and context.resolve_name(name, context.scope) in wanted]
+def _gradcheck_aliases(context: ModuleContext, text: str) -> list[str]:
+    """Module-level names other than `gradcheck` that call it: aliases, partials, wrappers."""
+    return gradcheck_names(context) if "gradcheck" in text else []
 
 
 def _severity(rule: type[Rule] | Rule, report_severity: Severity | None,

@@ -39,6 +39,10 @@ class LintOptions:
     # torch's default dtype: AUTO (read the module's own set_default_dtype), a dtype name
     # ("float64" when a conftest or the test runner sets it), or None for "unknown"
     default_dtype: str | None = AUTO
+    # texts of the conftest.py files above the module (nearest first): their pytest
+    # fixtures are the module's too
+    conftests: tuple[str, ...] = ()
 
     def key(self) -> str:
-        return fingerprint((sorted(self.select), sorted(self.severity.items()), self.default_dtype))
+        return fingerprint((sorted(self.select), sorted(self.severity.items()), self.default_dtype,
+                            self.conftests))

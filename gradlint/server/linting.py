@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..engine.config import Config, ConfigError, ConfigResolver
-from ..engine.files import conftest_sets_default_dtype
+from ..engine.files import conftest_fixture_sources, conftest_sets_default_dtype
 from ..engine.linter import LintCache, LintCancelled, LintOptions, lint_source
 from ..engine.fixes import fix_source
 from ..findings import Finding
@@ -76,6 +76,8 @@ class ProjectConfigs:
                                      dtype_unknown=self.default_dtype_unknown(path, root))
         if settings.severity:
             options = replace(options, severity={**options.severity, **settings.severity})
+        if path is not None:
+            options = replace(options, conftests=conftest_fixture_sources(path, root))
         return options
 
 
