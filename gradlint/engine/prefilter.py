@@ -102,6 +102,8 @@ def may_fire(rule: type[Rule], text: str, code: Code,
     ``aliases``: for a block, the names its module binds to gradcheck (None for a file)."""
     if rule.requires is None:
         return True
+    if aliases is None and rule.requires_in_file is not None and not code.matches(rule.requires_in_file, True):
+        return False  # the file lacks what the rule needs somewhere in it
     in_code = rule.requires_in_code or rule.requires in CODE_PATTERNS
     if code.matches(rule.requires, in_code):
         return True

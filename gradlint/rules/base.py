@@ -29,6 +29,8 @@ DEFINES_BACKWARD = re.compile(r"def\s+(?:backward|vjp)\b")
 # patterns about code: the engine does not count matches in comments and strings
 # (a docstring that says "gradcheck" does not make a file worth parsing)
 CODE_PATTERNS = frozenset({MENTIONS_GRADCHECK, DEFINES_BACKWARD})
+# a file that applies an autograd Function (`MyFn.apply`, `apply = MyFn.apply`)
+APPLIES_A_FUNCTION = re.compile(r"\.apply\b")
 # a block that may call a torch.func transform
 MENTIONS_FUNC_TRANSFORM = re.compile(
     r"\b(?:vmap|jacrev|jacfwd|hessian|jvp|vjp|grad_and_value|linearize|functionalize)\b"
@@ -100,6 +102,9 @@ class Rule:
     requires_custom_op_parts: ClassVar[bool] = False
     # ...or contains a module-level name bound to one of these (`from torch.func import grad`)
     requires_aliases_of: ClassVar[frozenset[str]] = frozenset()
+    # and, whatever the block, the file's code must match this too (a file-level precondition:
+    # a rule about Functions applied under transforms needs an `.apply` somewhere in the file)
+    requires_in_file: ClassVar[re.Pattern | None] = None
     # the engine reports it (it needs the whole file, not one block): `check` is not called
     engine_level: ClassVar[bool] = False
     VALID: ClassVar[list[Valid]] = []

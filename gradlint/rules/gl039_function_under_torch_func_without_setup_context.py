@@ -6,7 +6,7 @@ from ..analysis.block import BlockAnalysis
 from ..analysis.func_transforms import NEEDS_SETUP_CONTEXT
 from ..findings import Severity
 from ._transforms import TRANSFORM_NAMES, subject, uses
-from .base import MENTIONS_FUNC_TRANSFORM, Invalid, Report, Rule, Valid
+from .base import APPLIES_A_FUNCTION, MENTIONS_FUNC_TRANSFORM, Invalid, Report, Rule, Valid
 
 TORCH_MESSAGE = ("RuntimeError: In order to use an autograd.Function with functorch transforms "
                  "(vmap, grad, jvp, jacrev, ...), it must override the setup_context staticmethod.")
@@ -76,6 +76,7 @@ class FunctionUnderTorchFuncWithoutSetupContext(Rule):
     severity = Severity.ERROR
     summary = "an old-style autograd.Function (forward takes ctx) runs under a torch.func transform"
     requires = MENTIONS_FUNC_TRANSFORM
+    requires_in_file = APPLIES_A_FUNCTION
     requires_in_code = True
     requires_aliases_of = TRANSFORM_NAMES
 

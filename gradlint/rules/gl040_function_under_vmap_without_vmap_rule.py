@@ -6,7 +6,7 @@ from ..analysis.block import BlockAnalysis
 from ..analysis.func_transforms import NEEDS_VMAP_RULE
 from ..findings import Applicability, Severity
 from ._transforms import TRANSFORM_NAMES, add_class_attribute, subject, uses, vmap_compatible
-from .base import MENTIONS_FUNC_TRANSFORM, FixProposal, Invalid, Report, Rule, Valid
+from .base import APPLIES_A_FUNCTION, MENTIONS_FUNC_TRANSFORM, FixProposal, Invalid, Report, Rule, Valid
 
 
 class FunctionUnderVmapWithoutVmapRule(Rule):
@@ -66,6 +66,7 @@ class FunctionUnderVmapWithoutVmapRule(Rule):
     severity = Severity.ERROR
     summary = "an autograd.Function without a vmap rule runs under vmap (or jacfwd, hessian)"
     requires = MENTIONS_FUNC_TRANSFORM
+    requires_in_file = APPLIES_A_FUNCTION
     requires_in_code = True
     requires_aliases_of = TRANSFORM_NAMES
 

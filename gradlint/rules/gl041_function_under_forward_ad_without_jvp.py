@@ -6,7 +6,7 @@ from ..analysis.block import BlockAnalysis
 from ..analysis.func_transforms import NEEDS_JVP
 from ..findings import Severity
 from ._transforms import TRANSFORM_NAMES, subject, uses
-from .base import MENTIONS_FUNC_TRANSFORM, Invalid, Report, Rule, Valid
+from .base import APPLIES_A_FUNCTION, MENTIONS_FUNC_TRANSFORM, Invalid, Report, Rule, Valid
 
 TORCH_MESSAGE = ("NotImplementedError: You must implement the jvp function for custom "
                  "autograd.Function to use it with forward mode AD.")
@@ -68,6 +68,7 @@ class FunctionUnderForwardAdWithoutJvp(Rule):
     severity = Severity.ERROR
     summary = "an autograd.Function without a jvp staticmethod runs under jvp, jacfwd or hessian"
     requires = MENTIONS_FUNC_TRANSFORM
+    requires_in_file = APPLIES_A_FUNCTION
     requires_in_code = True
     requires_aliases_of = TRANSFORM_NAMES
 
