@@ -182,7 +182,8 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
             cache.findings.move_to_end(key)
             findings.extend(f.shifted(block.start_line - 1) for f in cached)
             continue
-        active = [rule for rule in rules if _may_fire(rule, block.text, view.gradcheck_aliases)
+        checks = PreChecks(block.text)
+        active = [rule for rule in rules if _may_fire(rule, checks, view.gradcheck_aliases)
                   or _may_fire_across_blocks(rule, position, block.text, view, text)]
         if not active:
             cache.remember(key, [])
@@ -243,11 +244,12 @@ def _nothing_to_find(text: str, options: LintOptions) -> bool:
     and CPython compiles it (so it has no syntax error either)."""
     if "torch" not in text:
         return True
+    checks = PreChecks(text)
     for code in options.select:
         rule = RULES_BY_CODE.get(code)
         if rule is None or rule is SYNTAX_ERROR:
             continue
-        if rule.requires is None or rule.may_match(text):
+        if checks.passes(rule):
             return False
         if rule.requires_gradcheck_aliases and "gradcheck" in text:
             return False  # `import ... gradcheck as gc` makes `gc.` the thing to look for
@@ -291,10 +293,28 @@ def _parse_blocks(blocks: Sequence[Block], cache: BlockCache, text: str
     return merged
 
 
-def _may_fire(rule: Rule, text: str, aliases: Iterable[str]) -> bool:
-    if rule.requires is None or rule.may_match(text):
+class PreChecks:
+    """The rules' text pre-checks on one text, each pattern searched once: rules share
+    patterns (twelve custom-op rules test the same one), and a search of a text that does
+    not match scans all of it."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._results: dict[tuple, bool] = {}
+
+    def passes(self, rule: type[Rule] | Rule) -> bool:
+        if rule.requires is None:
+            return True
+        key = (rule.requires, rule.requires_in_code)
+        if key not in self._results:
+            self._results[key] = rule.may_match(self.text)
+        return self._results[key]
+
+
+def _may_fire(rule: Rule, checks: PreChecks, aliases: Iterable[str]) -> bool:
+    if checks.passes(rule):
         return True
-    return rule.requires_gradcheck_aliases and any(alias in text for alias in aliases)
+    return rule.requires_gradcheck_aliases and any(alias in checks.text for alias in aliases)
 
 
 def _library_statements(text: str, good: Sequence[tuple[Block, ParsedBlock]],
