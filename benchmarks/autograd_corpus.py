@@ -72,10 +72,12 @@ def test_sigmoid_{n}():
 '''
 
 
-def module(lines: int) -> str:
+def module(lines: int, start: int = 0) -> str:
+    """About ``lines`` lines of autograd code; ``start`` numbers its Functions (files made
+    with different starts share no block)."""
     parts = [HEADER]
     count = 0
-    n = 0
+    n = start
     while count < lines:
         unit = UNIT.format(n=n, m=n % 7 + 2)
         parts.append(unit)

@@ -239,7 +239,7 @@ def summarise(findings: list[dict]) -> dict[str, str]:
     cells = {}
     for code in CODES:
         parts = []
-        for severity, letter in (("error", "e"), ("warning", "w"), ("info", "i")):
+        for severity, letter in (("error", "e"), ("warning", "w"), ("info", "i"), ("hint", "h")):
             if by[(code, severity)]:
                 parts.append(f"{by[(code, severity)]}{letter}")
         cells[code] = "".join(parts) or "-"
@@ -270,7 +270,14 @@ def print_table(rows: list[dict]) -> None:
                         for j, (cell, w) in enumerate(zip(row, widths))))
         if i == 0:
             print("  ".join("-" * w for w in widths))
-    print("\ncells: <n>e = errors, <n>w = warnings, '-' = none")
+    print("\ncells: <n>e = errors, <n>w = warnings, <n>i = infos, <n>h = hints, '-' = none")
+    lines = sum(r["lines"] for r in rows)
+    if lines:
+        by_severity = Counter(f["severity"] for f in all_findings)
+        rates = ", ".join(f"{severity} {1000 * by_severity[severity] / lines:.4f}"
+                          for severity in ("error", "warning", "info", "hint"))
+        print(f"findings per 1,000 lines ({lines:,} lines): {rates}; "
+              f"all {1000 * len(all_findings) / lines:.4f}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -184,3 +184,17 @@ def test_a_call_that_checks_a_same_named_class_elsewhere_gives_no_inputs(cli, tm
     assert result.returncode == 1, result.stdout + result.stderr
     assert "✓ ops.py::Square" in result.stdout
     assert "✗ ops_copy.py::Square: Jacobian mismatch" in result.stdout
+
+
+def test_a_call_in_a_test_marked_skip_is_not_run_unless_named(cli, tmp_path):
+    (tmp_path / "test_slow.py").write_text(
+        "import pytest\nimport torch\nfrom torch.autograd import gradcheck\n\n\n"
+        "@pytest.mark.skip(\"too slow\")\n"
+        "def test_slow():\n"
+        "    x = torch.randn(3, dtype=torch.double, requires_grad=True)\n"
+        "    assert gradcheck(torch.sin, (x,))\n")
+    everything = cli("run", ".", "--no-cache", cwd=tmp_path, timeout=300)
+    assert "test_slow.py::line 9: skipped: the test is marked skip: too slow" in everything.stdout
+    assert "0 passed, 0 failed, 1 skipped." in everything.stdout
+    named = cli("run", "test_slow.py::9", "--no-cache", cwd=tmp_path, timeout=300)
+    assert named.returncode == 0 and "1 passed" in named.stdout, named.stdout + named.stderr

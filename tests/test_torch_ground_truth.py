@@ -75,7 +75,7 @@ def test_backward_gradient_counts():
     module = _load(SEED / "mistakes" / "leaky_relu_count.py")
     with pytest.raises(RuntimeError, match=r"returned an incorrect number of gradients \(expected 2, got 1\)"):
         module.LeakyReLUNoNone.apply(_x(3), 0.1).sum().backward()
-    # extra trailing Nones: silently accepted (hence only a warning)
+    # extra trailing Nones: silently accepted (hence only a hint)
     logits = _x(4)
     module.FocalLossExtraNone.apply(logits, torch.ones(4, dtype=torch.float64), 2.0).backward()
     assert logits.grad is not None

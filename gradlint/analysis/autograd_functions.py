@@ -20,12 +20,12 @@ from . import torch_api
 from .names import BindingKind, ScopeTable, body_statements, dotted_name
 from .scopes import ModuleContext, Scope, Site, function_scope, walk_statements
 
-# Decorators that keep a method's signature: anything else makes gradlint stay silent.
-_TRANSPARENT_DECORATORS = frozenset({
-    "staticmethod", "once_differentiable", "custom_fwd", "custom_bwd", "no_grad",
-    "autocast_custom_fwd", "autocast_custom_bwd", "amp_custom_fwd", "amp_custom_bwd",
-    "_custom_fwd", "_custom_bwd", "_custom_setup_context", "ensure_contiguous", "contiguous",
-    "input_guard", "disable", "unused", "ignore",
+# Decorators known to turn a method into something else than a function with the same
+# parameters; any other decorator (custom_fwd, once_differentiable, a project's own
+# `@contiguous`...) is taken to keep the signature, as decorators on forward/backward do.
+_SIGNATURE_CHANGING = frozenset({
+    "property", "cached_property", "partialmethod", "contextmanager", "asynccontextmanager",
+    "overload", "singledispatchmethod", "abstractproperty",
 })
 
 
@@ -36,8 +36,14 @@ class Method:
     owner: "AutogradFunction"
 
     @property
+    def is_classmethod(self) -> bool:
+        return any(_decorator_name(d) == "classmethod" for d in self.node.decorators)
+
+    @property
     def params(self) -> list[cst.Param]:
-        return [*self.node.params.posonly_params, *self.node.params.params]
+        """The parameters the method is called with (a classmethod's ``cls`` is bound)."""
+        params = [*self.node.params.posonly_params, *self.node.params.params]
+        return params[1:] if self.is_classmethod else params
 
     @property
     def has_star_args(self) -> bool:
@@ -53,13 +59,25 @@ class Method:
     def transparent(self) -> bool:
         """Only decorators that keep the signature (or none at all)."""
         for decorator in self.node.decorators:
-            expr = decorator.decorator
-            if isinstance(expr, cst.Call):
-                expr = expr.func
-            name = dotted_name(expr)
-            if name is None or name.split(".")[-1] not in _TRANSPARENT_DECORATORS:
+            name = _decorator_name(decorator)
+            if name is None or name in _SIGNATURE_CHANGING:
                 return False
         return True
+
+
+def gradient_names(param: str) -> set[str]:
+    """Names that say "the gradient of `param`" (`grad_x`, `x_grad`, `dx`, ...)."""
+    return {f"grad_{param}", f"{param}_grad", f"grad{param}", f"d_{param}", f"d{param}",
+            f"g_{param}", f"{param}_g", f"grad_{param}s", f"{param}_grads"}
+
+
+def _decorator_name(decorator: cst.Decorator) -> str | None:
+    """The last part of a decorator's name (``custom_fwd`` for ``@amp.custom_fwd(...)``)."""
+    expr = decorator.decorator
+    if isinstance(expr, cst.Call):
+        expr = expr.func
+    name = dotted_name(expr)
+    return name.split(".")[-1] if name is not None else None
 
 
 @dataclass
@@ -204,9 +222,12 @@ def model_of_class(node: cst.ClassDef, site: Site, context: ModuleContext) -> Au
 
 
 def _first_param(node: cst.FunctionDef | None) -> str | None:
+    """The first parameter a method is called with (after a classmethod's ``cls``)."""
     if node is None:
         return None
     params = [*node.params.posonly_params, *node.params.params]
+    if any(_decorator_name(d) == "classmethod" for d in node.decorators):
+        params = params[1:]
     return params[0].name.value if params else None
 
 

@@ -14,6 +14,7 @@ from typing import Sequence
 
 import libcst as cst
 
+from . import traverse
 from .autograd_functions import AutogradFunction, model_of_class
 from .gradcheck_calls import GradcheckCall
 from .names import BindingKind
@@ -184,7 +185,7 @@ class _ApplyCalls(cst.CSTVisitor):
 def _applied_in(body: Sequence[cst.CSTNode], scope: Scope, index: FunctionIndex) -> list[Applied]:
     visitor = _ApplyCalls()
     for node in body:
-        node.visit(visitor)
+        traverse.visit(node, visitor)
     found = []
     for call in visitor.calls:
         function = index.applied_function(call, scope)
@@ -197,7 +198,7 @@ def calls_in(body: Sequence[cst.CSTNode]) -> list[cst.Call]:
     """Every call in checked code (nested functions and classes excluded)."""
     visitor = _ApplyCalls()
     for node in body:
-        node.visit(visitor)
+        traverse.visit(node, visitor)
     return visitor.calls
 
 
@@ -235,17 +236,23 @@ class _CallsInContext(cst.CSTVisitor):
         self._conditional = 0
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        kind = type(node)
+        if kind in _DEFINITIONS:
             return False
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             self.found.append(CallInContext(node, self._conditional > 0))
-        if isinstance(node, (cst.If, cst.IfExp, cst.Assert, cst.While)):
+        elif kind in _CONDITIONS:
             self._conditional += 1
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, (cst.If, cst.IfExp, cst.Assert, cst.While)):
+        if type(original_node) in _CONDITIONS:
             self._conditional -= 1
+
+
+_DEFINITIONS = traverse.exact_types(cst.FunctionDef, cst.ClassDef)
+_CONDITIONS = traverse.exact_types(cst.If, cst.IfExp, cst.Assert, cst.While)
+assert not cst.Call.__subclasses__()
 
 
 def calls_with_context(body: Sequence[cst.CSTNode]) -> list[CallInContext]:
@@ -253,7 +260,7 @@ def calls_with_context(body: Sequence[cst.CSTNode]) -> list[CallInContext]:
     for node in body:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             continue
-        node.visit(visitor)
+        traverse.visit(node, visitor)
     return visitor.found
 
 

@@ -9,68 +9,26 @@ what it knows.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Sequence, Union
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import libcst as cst
 
-from . import torch_api
-from .names import compound_bodies, statement_bindings, target_names
+from . import torch_api, transfer
+from .expressions import _TENSOR_ONLY_CASTS, Expressions, _bool_argument, _literal_bool, _number
+from .fact_types import (UNKNOWN, DtypeFact, Fact, OpaqueFact, Origin, SequenceFact,  # noqa: F401
+                         TensorFact, UnknownFact, merge_facts, without_origins)
+from .names import BindingKind, compound_bodies, statement_bindings, target_names
 from .scopes import Frame, ModuleContext, Scope, Site, find_site
+from .traverse import visit
 
+if TYPE_CHECKING:
+    from .callees import FixtureSource
 
-# -- facts -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Origin:
-    """Where a property of a tensor was decided, for fixes to edit.
-
-    kind: ``factory`` (a factory call that takes ``dtype=``/``requires_grad=``),
-    ``cast`` (``x.float()``), ``to`` (``x.to(torch.float32)``), or ``expression`` (a
-    whole expression a method like ``.requires_grad_()`` can be appended to).
-    """
-
-    kind: str
-    node: cst.BaseExpression
-    site: Site
-
-
-@dataclass(frozen=True)
-class TensorFact:
-    dtype: str | None
-    requires_grad: bool | None
-    dtype_origin: Origin | None = None
-    grad_origin: Origin | None = None
-    default_dtype: bool = False  # the dtype is torch's default floating dtype
-
-
-@dataclass(frozen=True)
-class SequenceFact:
-    kind: str  # "tuple" | "list"
-    elements: tuple["Fact", ...] | None  # None: length or content unknown
-    node: cst.Tuple | cst.List | None = None  # the literal the elements come from
-
-
-@dataclass(frozen=True)
-class DtypeFact:
-    dtype: str | None
-
-
-@dataclass(frozen=True)
-class OpaqueFact:
-    """A known non-tensor value: number, none, bool, string, generator, dict, set, callable."""
-
-    kind: str
-
-
-@dataclass(frozen=True)
-class UnknownFact:
-    pass
-
-
-UNKNOWN = UnknownFact()
-Fact = Union[TensorFact, SequenceFact, DtypeFact, OpaqueFact, UnknownFact]
 
 _MAX_DEPTH = 24
+_MAX_RANGE = 64  # longer ranges are iterated, not spread into gradcheck calls
 _PURE_BUILTINS = frozenset({
     "print", "len", "isinstance", "type", "id", "repr", "str", "float", "int", "bool",
     "tuple", "list", "dict", "set", "sorted", "enumerate", "zip", "range", "hash", "format",
@@ -83,12 +41,16 @@ class _Bound:
     value: cst.BaseExpression
     site: Site
     element: int | None = None  # unpacking `a, b = x, y`: which element
+    unpacked: int | None = None  # unpacking `a, b = pair` (not a literal): how many names
 
 
 @dataclass(frozen=True)
 class _Mutation:
     requires_grad: bool | None  # the new value; None: unknown
     dtype_unknown: bool = False
+    # handed to unknown code: it may call `requires_grad_()`, but nothing turns a tensor
+    # that requires grad into one that does not, and no call changes a tensor's dtype
+    keeps_true: bool = False
 
 
 class _Unknown:
@@ -98,9 +60,31 @@ class _Unknown:
 _STOP = _Unknown()
 
 
-class Evaluator:
-    def __init__(self, context: ModuleContext):
+@dataclass(frozen=True)
+class _Branches:
+    """``name`` is bound in a branch of an ``if``: after it, its value is its value at the
+    end of one of the branches that fall through (``sites``), or, when no ``else`` binds
+    it, its value before the ``if`` (``before``)."""
+    sites: tuple[Site, ...]
+    before: Site | None
+
+
+_MAX_BRANCH_DEPTH = 6  # nested merges: keeps `if` after `if` after `if` from exploding
+
+
+class Evaluator(Expressions):
+    def __init__(self, context: ModuleContext, fixtures: "FixtureSource | None" = None):
         self.context = context
+        self.fixtures = fixtures  # pytest fixtures of conftest.py files above the module
+        # values of parameters, by (function node id, name): a helper's arguments, a
+        # pytest fixture's value, a parametrize case
+        self.parameters: dict[tuple[int, str], Fact] = {}
+        # comprehension variables being evaluated, by (scope node id, name)
+        self._comprehension: dict[tuple[int, str], Fact] = {}
+        self._active: set[int] = set()  # helpers being evaluated (recursion guard)
+        from .callees import Callees
+
+        self.callees = Callees(self)
 
     # public ------------------------------------------------------------------------
     def fact(self, expr: cst.BaseExpression, site: Site, depth: int = 0) -> Fact:
@@ -110,13 +94,19 @@ class Evaluator:
             if expr.value == "None":
                 return OpaqueFact("none")
             if expr.value in ("True", "False"):
-                return OpaqueFact("bool")
+                return OpaqueFact("bool", expr.value == "True")
+            bound = self._comprehension.get((id(site.scope.node), expr.value))
+            if bound is not None:
+                return bound
             return self.name_fact(expr.value, site, depth + 1)
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
-            return OpaqueFact("number")
+            return OpaqueFact("number", _number(expr))
         if isinstance(expr, cst.UnaryOperation) and isinstance(
                 expr.expression, (cst.Integer, cst.Float, cst.Imaginary)):
-            return OpaqueFact("number")
+            value = _number(expr.expression)
+            if isinstance(expr.operator, cst.Minus) and value is not None:
+                value = -value  # type: ignore[operator]
+            return OpaqueFact("number", value)
         if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             return OpaqueFact("string")
         if isinstance(expr, (cst.Tuple, cst.List)):
@@ -132,13 +122,22 @@ class Evaluator:
         if isinstance(expr, (cst.Set, cst.SetComp)):
             return OpaqueFact("set")
         if isinstance(expr, cst.ListComp):
-            return SequenceFact("list", None)
+            return SequenceFact("list", self._mapped(expr, site, depth))
         if isinstance(expr, cst.Lambda):
             return OpaqueFact("callable")
         if isinstance(expr, cst.Attribute):
             return self._attribute_fact(expr, site, depth)
         if isinstance(expr, cst.Call):
             return self._call_fact(expr, site, depth)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._binary_fact(expr, site, depth)
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            operand = self.fact(expr.expression, site, depth + 1)
+            if isinstance(operand, TensorFact):
+                return self._transferred(transfer.METHODS["neg"], [operand], [], expr, site)
+            return UNKNOWN
+        if isinstance(expr, cst.Subscript):
+            return self._subscript_fact(expr, site, depth)
         return UNKNOWN
 
     def qualified(self, expr: cst.BaseExpression, site: Site) -> str | None:
@@ -166,19 +165,23 @@ class Evaluator:
                     return UNKNOWN
                 if isinstance(outcome, _Bound):
                     return self._bound_fact(outcome, mutations, depth)
+                if isinstance(outcome, _Branches):
+                    return _apply(self._merged(name, outcome, depth), list(reversed(mutations)))
             owner = frame.owner
-            if owner is not None and self._leaving_is_unsafe(owner, frame, name, mutations):
+            if owner is not None and self._leaving_is_unsafe(owner, frame, name, mutations,
+                                                             Site(site.scope, frames[:level + 1])):
                 return UNKNOWN
         return self._outer_fact(name, site.scope, mutations, depth)
 
     def _leaving_is_unsafe(self, owner: cst.CSTNode, frame: Frame, name: str,
-                           mutations: list[_Mutation]) -> bool:
+                           mutations: list[_Mutation], site: Site) -> bool:
         """Going up out of a loop or a try: could the name have other values here?"""
         if isinstance(owner, (cst.For, cst.While)):
             if any(b.name == name for b in statement_bindings(owner)):
                 return True
-            if self._mutated_inside(owner, name):
-                mutations.append(_Mutation(None))
+            probe: list[_Mutation] = []
+            self._mutations_inside(owner, name, probe, site)
+            mutations.extend(probe)
         if isinstance(owner, (cst.Try, cst.TryStar)) and frame.statements is not _body_of(owner):
             if any(b.name == name for b in statement_bindings(owner)):
                 return True
@@ -186,7 +189,10 @@ class Evaluator:
 
     def _outer_fact(self, name: str, scope: Scope, mutations: list[_Mutation], depth: int) -> Fact:
         if name in scope.table:
-            return UNKNOWN  # a parameter, or bound later in this scope
+            # a parameter (or a name bound later in this scope)
+            if not any(b.kind is BindingKind.PARAM for b in scope.table.bindings[name]):
+                return UNKNOWN
+            return _apply(self._parameter_fact(name, scope, depth), list(reversed(mutations)))
         outer = scope.parent
         while outer is not None and outer.kind == "class":
             outer = outer.parent
@@ -216,6 +222,32 @@ class Evaluator:
         fact = self.fact(value, binding_site, depth + 1)
         return _apply(fact, later + list(reversed(mutations)))
 
+    @contextmanager
+    def bound(self, function: cst.CSTNode, values: dict[str, Fact], loop: bool = False
+              ) -> Iterator[None]:
+        """Evaluate with ``function``'s parameters bound to ``values`` (a parametrize case),
+        or with ``loop``, the names of a ``for`` loop in the scope of ``function``."""
+        table = self._comprehension if loop else self.parameters
+        saved = {name: table.get((id(function), name)) for name in values}
+        for name, value in values.items():
+            table[(id(function), name)] = value
+        try:
+            yield
+        finally:
+            for name, old in saved.items():
+                if old is None:
+                    table.pop((id(function), name), None)
+                else:
+                    table[(id(function), name)] = old
+
+    def _parameter_fact(self, name: str, scope: Scope, depth: int) -> Fact:
+        """A parameter's value: an argument of the helper call being followed, a pytest
+        parametrize case, or a pytest fixture."""
+        bound = self.parameters.get((id(scope.node), name))
+        if bound is not None:
+            return bound
+        return self.callees.fixture(name, scope, depth)
+
     def _statement_site(self, scope: Scope, small: cst.CSTNode) -> Site | None:
         for index, stmt in enumerate(scope.statements):
             if isinstance(stmt, cst.SimpleStatementLine) and any(s is small for s in stmt.body):
@@ -226,8 +258,28 @@ class Evaluator:
                 return find_site(scope.statements, scope, stmt)
         return None
 
+    def _merged(self, name: str, branches: _Branches, depth: int) -> Fact:
+        if depth > _MAX_BRANCH_DEPTH or len(branches.sites) > 4:
+            return UNKNOWN
+        sites = list(branches.sites)
+        if branches.before is not None and not _unbound_at(name, branches.before):
+            sites.append(branches.before)
+        facts = []
+        for site in sites:
+            fact = self.name_fact(name, site, depth + 1)
+            if isinstance(fact, UnknownFact):
+                return UNKNOWN
+            facts.append(fact)
+        return merge_facts(facts)
+
     def _bound_fact(self, bound: _Bound, mutations: list[_Mutation], depth: int) -> Fact:
         value = bound.value
+        if bound.unpacked is not None:
+            sequence = self.fact(value, bound.site, depth + 1)
+            if not isinstance(sequence, SequenceFact) or sequence.elements is None or \
+                    len(sequence.elements) != bound.unpacked or bound.element is None:
+                return UNKNOWN
+            return _apply(sequence.elements[bound.element], list(reversed(mutations)))
         if bound.element is not None:
             assert isinstance(value, (cst.Tuple, cst.List))
             value = value.elements[bound.element].value
@@ -256,21 +308,27 @@ class Evaluator:
                 if outcome is not None:
                     return outcome
             return None
-        # if / for / while / try / match: no flow merging
-        if any(b.name == name for b in statement_bindings(stmt)):
+        bound = any(b.name == name for b in statement_bindings(stmt))
+        if bound and isinstance(stmt, cst.If):
+            return _if_branches(stmt, site)
+        # for / while / try / match: no flow merging
+        if bound:
             return _STOP
-        if self._mutated_inside(stmt, name):
-            mutations.append(_Mutation(None, dtype_unknown=True))
+        probe: list[_Mutation] = []
+        self._mutations_inside(stmt, name, probe, site)
+        if probe:
+            # on some paths only: what they set is not certain, what they keep is
+            dtype_unknown = any(m.dtype_unknown for m in probe)
+            keeps = all(m.keeps_true or m.requires_grad is True for m in probe)
+            mutations.append(_Mutation(None, dtype_unknown=dtype_unknown, keeps_true=keeps))
         return None
 
-    def _mutated_inside(self, stmt: cst.BaseStatement, name: str) -> bool:
+    def _mutations_inside(self, stmt: cst.BaseStatement, name: str, found: list[_Mutation],
+                          site: Site) -> None:
+        """The mutations of ``name`` anywhere in a compound statement (same scope)."""
         for line in _simple_lines([stmt]):
             for small in line.body:
-                probe: list[_Mutation] = []
-                self._mutation_of(small, name, probe, None)
-                if probe:
-                    return True
-        return False
+                self._mutation_of(small, name, found, site)
 
     def _examine_small(self, small: cst.BaseSmallStatement, name: str, site: Site,
                        mutations: list[_Mutation]) -> object:
@@ -296,9 +354,15 @@ class Evaluator:
 
     def _unpacked(self, target: cst.Tuple | cst.List, value: cst.BaseExpression, name: str,
                   site: Site) -> object:
-        if not isinstance(value, (cst.Tuple, cst.List)):
-            return _STOP
         names = target.elements
+        if not isinstance(value, (cst.Tuple, cst.List)):
+            # `x, y = pair`: an element of whatever sequence `pair` is known to be
+            if any(isinstance(e, cst.StarredElement) for e in names):
+                return _STOP
+            for position, element in enumerate(names):
+                if isinstance(element.value, cst.Name) and element.value.value == name:
+                    return _Bound(value, site, position, len(names))
+            return _STOP
         if len(names) != len(value.elements) or any(
                 isinstance(e, cst.StarredElement) for e in (*names, *value.elements)):
             return _STOP
@@ -310,34 +374,31 @@ class Evaluator:
     def _mutation_of(self, small: cst.BaseSmallStatement, name: str,
                      mutations: list[_Mutation], site: Site | None) -> None:
         """Record how ``small`` changes the tensor bound to ``name`` (in place)."""
-        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-            call = small.value
-            func = call.func
-            if isinstance(func, cst.Attribute) and _is_name(func.value, name):
-                method = func.attr.value
-                if method == "requires_grad_":
-                    mutations.append(_Mutation(_bool_argument(call, "requires_grad", True)))
-                    return
-                if method == "detach_":
-                    mutations.append(_Mutation(False))
-                    return
-                if method in ("set_", "type_"):
-                    mutations.append(_Mutation(None, dtype_unknown=True))
-                    return
+        found: list[_Mutation] = []
+        for call in _method_calls_on(small, name):  # `x.requires_grad_()`, anywhere
+            method = call.func.attr.value  # type: ignore[attr-defined]
+            if method == "requires_grad_":
+                found.append(_Mutation(_bool_argument(call, "requires_grad", True)))
+            elif method == "detach_":
+                found.append(_Mutation(False))
+            elif method in ("set_", "type_"):
+                found.append(_Mutation(None, dtype_unknown=True))
         if isinstance(small, cst.Assign):
             for target in small.targets:
                 tgt = target.target
                 if isinstance(tgt, cst.Attribute) and _is_name(tgt.value, name):
                     if tgt.attr.value == "requires_grad":
-                        value = _literal_bool(small.value)
-                        mutations.append(_Mutation(value))
+                        found.append(_Mutation(_literal_bool(small.value)))
                     elif tgt.attr.value == "data":
-                        mutations.append(_Mutation(None, dtype_unknown=True))
-        # handing the tensor to unknown code: it may call `requires_grad_()` on it
-        for call in _calls_receiving(small, name):
-            if site is None or not self._is_harmless_call(call, site):
-                mutations.append(_Mutation(None))
-                return
+                        found.append(_Mutation(None, dtype_unknown=True))
+        # handing the tensor to unknown code as a statement of its own (`prepare(x)`): it
+        # may call `requires_grad_()` on it. A call whose result is used (`y = f(x)`,
+        # `assert close(f(x), y)`) is taken to compute something from x.
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+                small.value in _calls_receiving(small, name) and \
+                (site is None or not self._is_harmless_call(small.value, site)):
+            found.append(_Mutation(None, keeps_true=True))
+        mutations.extend(reversed(found))  # (the list is built backwards)
 
     def _is_harmless_call(self, call: cst.Call, site: Site) -> bool:
         qualified = self.qualified(call.func, site)
@@ -364,8 +425,31 @@ class Evaluator:
             if isinstance(base, TensorFact):
                 if attr == "data":
                     return TensorFact(base.dtype, False, base.dtype_origin, None, base.default_dtype)
-                return _derived(base, expr, site)
-        return UNKNOWN
+                return self._transferred(transfer.METHODS["t"], [base], [], expr, site)
+        return self._class_constant(expr, site, depth)
+
+    def _class_constant(self, expr: cst.Attribute, site: Site, depth: int) -> Fact:
+        """``self.dtype`` in a method, with ``dtype = torch.float64`` in the class body and
+        no method assigning ``self.dtype``: a dtype or a number (tensors, which tests may
+        change in place, are not followed)."""
+        if not isinstance(expr.value, cst.Name):
+            return UNKNOWN
+        method = site.scope
+        if method.kind != "function" or not isinstance(method.node, cst.FunctionDef):
+            return UNKNOWN
+        params = [p.name.value for p in method.node.params.params]
+        owner = method.parent
+        if not params or params[0] != expr.value.value or owner is None or owner.kind != "class":
+            return UNKNOWN
+        binding = owner.table.single_assignment(expr.attr.value)
+        if binding is None or binding.value is None or \
+                _assigns_attribute(owner.node, expr.attr.value):  # type: ignore[arg-type]
+            return UNKNOWN
+        binding_site = self._statement_site(owner, binding.node)
+        if binding_site is None:
+            return UNKNOWN
+        fact = self.fact(binding.value, binding_site, depth + 1)
+        return fact if isinstance(fact, (DtypeFact, OpaqueFact)) else UNKNOWN
 
     def _call_fact(self, call: cst.Call, site: Site, depth: int) -> Fact:
         qualified = self.qualified(call.func, site)
@@ -373,261 +457,105 @@ class Evaluator:
             return self._torch_call_fact(qualified, call, site, depth)
         builtin = self.builtin_name(call.func, site)
         if builtin in ("tuple", "list") and len(call.args) == 1 and not call.args[0].star:
-            inner = self.fact(call.args[0].value, site, depth + 1)
+            argument = call.args[0].value
+            if isinstance(argument, cst.GeneratorExp):
+                return SequenceFact(builtin, self._mapped(argument, site, depth))
+            inner = self.fact(argument, site, depth + 1)
             if isinstance(inner, SequenceFact):
                 return SequenceFact(builtin, inner.elements, inner.node)
             if isinstance(inner, OpaqueFact) and inner.kind == "generator":
                 return SequenceFact(builtin, None)
             return UNKNOWN
+        if builtin == "range":
+            return self._range_fact(call, site, depth)
         if isinstance(call.func, cst.Attribute):
             receiver = self.fact(call.func.value, site, depth + 1)
             if isinstance(receiver, TensorFact):
                 return self._method_fact(receiver, call, site, depth)
-        return UNKNOWN
+            if isinstance(receiver, UnknownFact) and call.func.attr.value in _TENSOR_ONLY_CASTS:
+                # `load(a).double()`: whatever `load` returns, a cast decides the dtype
+                return self._method_fact(TensorFact(None, None), call, site, depth)
+        return self.callees.result(call, site, depth)
 
-    def _torch_call_fact(self, qualified: str, call: cst.Call, site: Site, depth: int) -> Fact:
-        if qualified in torch_api.PARAMETER or qualified in torch_api.VARIABLE:
-            data = _argument(call, 0, "data")
-            inner = self.fact(data, site, depth + 1) if data is not None else UNKNOWN
-            default = qualified in torch_api.PARAMETER
-            grad = _bool_argument(call, "requires_grad", default, position=1)
-            if isinstance(inner, TensorFact):
-                return TensorFact(inner.dtype, grad, inner.dtype_origin, None, inner.default_dtype)
-            return UNKNOWN
-        if qualified == "torch.device":
-            return OpaqueFact("device")
-        factory = _FACTORY_KINDS.get(qualified)
-        if factory is None:
-            if qualified in torch_api.LEGACY_CONSTRUCTORS:
-                fixed = torch_api.LEGACY_CONSTRUCTORS[qualified]
-                dtype = fixed if fixed is not None else self.context.default_dtype
-                return TensorFact(dtype, False, None, Origin("expression", call, site),
-                                  default_dtype=fixed is None)
-            return UNKNOWN
-        grad = _bool_argument(call, "requires_grad", False)
-        dtype_arg = _keyword(call, "dtype")
-        default = False
-        if dtype_arg is not None and not _is_none(dtype_arg):
-            dtype_fact = self.fact(dtype_arg, site, depth + 1)
-            dtype = dtype_fact.dtype if isinstance(dtype_fact, DtypeFact) else None
-        elif factory == "default":
-            dtype, default = self.context.default_dtype, True
-        elif factory == "integer":
-            dtype = torch_api.INTEGER_FACTORIES[qualified]
-        elif factory == "like":
-            source = _argument(call, 0, "input")
-            source_fact = self.fact(source, site, depth + 1) if source is not None else UNKNOWN
-            dtype = source_fact.dtype if isinstance(source_fact, TensorFact) else None
-            default = isinstance(source_fact, TensorFact) and source_fact.default_dtype
-        else:
-            dtype, default = self._inferred_dtype(qualified, call)
-        origin = Origin("factory", call, site)
-        return TensorFact(dtype, grad, origin, origin, default)
+    def _range_fact(self, call: cst.Call, site: Site, depth: int) -> Fact:
+        """``range(2)``, ``range(1, n)`` with known integers: the numbers, so that a
+        comprehension over it (``[torch.randn(3) for _ in range(2)]``) has known length."""
+        bounds = []
+        for arg in call.args:
+            fact = self.fact(arg.value, site, depth + 1) if not arg.star and arg.keyword is None \
+                else UNKNOWN
+            if not (isinstance(fact, OpaqueFact) and type(fact.value) is int):
+                return SequenceFact("range", None)
+            bounds.append(fact.value)
+        if not 1 <= len(bounds) <= 3 or (len(bounds) == 3 and bounds[2] == 0):
+            return SequenceFact("range", None)
+        numbers = range(*bounds)
+        if len(numbers) > _MAX_RANGE:
+            return SequenceFact("range", None)
+        return SequenceFact("range", tuple(OpaqueFact("number", n) for n in numbers))
 
-    def _inferred_dtype(self, qualified: str, call: cst.Call) -> tuple[str | None, bool]:
-        if qualified == "torch.tensor":
-            data = _argument(call, 0, "data")
-            kind = _literal_kind(data) if data is not None else None
-        elif qualified == "torch.full":
-            value = _argument(call, 1, "fill_value")
-            kind = _literal_kind(value) if value is not None else None
-        elif qualified == "torch.range":
-            kind = "float"
-        else:  # arange
-            kinds = [_literal_kind(a.value) for a in call.args if a.keyword is None]
-            if not kinds or None in kinds:
-                kind = None
-            else:
-                kind = max(kinds, key=_KIND_ORDER.index)
-        default = self.context.default_dtype
-        if kind == "float":
-            return default, True
-        if kind == "int":
-            return "int64", False
-        if kind == "bool":
-            return "bool", False
-        if kind == "complex":
-            if default == "float64":
-                return "complex128", True
-            return ("complex64", True) if default == "float32" else (None, False)
-        return None, False
-
-    def _method_fact(self, receiver: TensorFact, call: cst.Call, site: Site, depth: int) -> Fact:
-        assert isinstance(call.func, cst.Attribute)
-        method = call.func.attr.value
-        grad = _derived_grad(receiver.requires_grad, site)
-        expression = Origin("expression", call, site)
-        if method in torch_api.CAST_METHODS and not call.args:
-            return TensorFact(torch_api.CAST_METHODS[method], grad, Origin("cast", call, site),
-                              expression)
-        if method == "to":
-            dtype, changed = self._to_dtype(receiver, call, site, depth)
-            origin = Origin("to", call, site) if changed else receiver.dtype_origin
-            return TensorFact(dtype, grad, origin, expression,
-                              receiver.default_dtype and not changed)
-        if method == "type":
-            if not call.args:
-                return OpaqueFact("string")
-            target = call.args[0].value
-            qualified = self.qualified(target, site)
-            dtype = torch_api.DTYPES.get(qualified or "") or torch_api.TENSOR_TYPES.get(qualified or "")
-            if dtype is None and isinstance(target, cst.SimpleString):
-                dtype = torch_api.TENSOR_TYPE_STRINGS.get(str(target.evaluated_value))
-            return TensorFact(dtype, grad, None, expression)
-        if method == "requires_grad_":
-            value = _bool_argument(call, "requires_grad", True)
-            return TensorFact(receiver.dtype, value, receiver.dtype_origin, expression,
-                              receiver.default_dtype)
-        if method == "detach":
-            return TensorFact(receiver.dtype, False, receiver.dtype_origin, expression,
-                              receiver.default_dtype)
-        if method in torch_api.DTYPE_PRESERVING_METHODS:
-            return TensorFact(receiver.dtype, grad, receiver.dtype_origin, expression,
-                              receiver.default_dtype)
-        return UNKNOWN
-
-    def _to_dtype(self, receiver: TensorFact, call: cst.Call, site: Site,
-                  depth: int) -> tuple[str | None, bool]:
-        keyword = _keyword(call, "dtype")
-        if keyword is not None:
-            fact = self.fact(keyword, site, depth + 1)
-            return (fact.dtype if isinstance(fact, DtypeFact) else None), True
-        positional = [a for a in call.args if a.keyword is None]
-        if any(a.star for a in positional):
-            return None, True
-        for arg in positional[:2]:
-            fact = self.fact(arg.value, site, depth + 1)
-            if isinstance(fact, DtypeFact):
-                return fact.dtype, True
-            if isinstance(fact, TensorFact):
-                return fact.dtype, True
-            if isinstance(fact, OpaqueFact) and fact.kind in ("string", "device"):
-                continue
-            return None, True
-        return receiver.dtype, False
-
-
-# -- helpers ------------------------------------------------------------------------------
-_FACTORY_KINDS: dict[str, str] = {
-    **{name: "default" for name in torch_api.DEFAULT_FLOAT_FACTORIES},
-    **{name: "inferred" for name in torch_api.INFERRED_FACTORIES},
-    **{name: "like" for name in torch_api.LIKE_FACTORIES},
-    **{name: "integer" for name in torch_api.INTEGER_FACTORIES},
-}
-_KIND_ORDER = ["bool", "int", "float", "complex"]
-
-
-def _derived(base: TensorFact, expr: cst.BaseExpression, site: Site) -> TensorFact:
-    return TensorFact(base.dtype, _derived_grad(base.requires_grad, site), base.dtype_origin,
-                      Origin("expression", expr, site), base.default_dtype)
-
-
-def _derived_grad(source: bool | None, site: Site) -> bool | None:
-    """requires_grad of an op's result: the source's, unless computed under no_grad."""
-    if source is True and _under_no_grad(site):
-        return None
-    return source
-
-
-def _under_no_grad(site: Site) -> bool:
-    for frame in site.frames:
-        owner = frame.owner
-        if isinstance(owner, cst.With):
-            for item in owner.items:
-                item_call = item.item
-                func = item_call.func if isinstance(item_call, cst.Call) else item_call
-                text = _dotted(func)
-                if text and text.split(".")[-1] in ("no_grad", "inference_mode", "set_grad_enabled"):
-                    return True
-    return False
-
-
-def _dotted(node: cst.BaseExpression) -> str | None:
-    from .names import dotted_name
-
-    return dotted_name(node)
+    # operators -----------------------------------------------------------------------
 
 
 def _apply(fact: Fact, mutations: Sequence[_Mutation]) -> Fact:
     if not mutations or not isinstance(fact, TensorFact):
         return fact
     for mutation in mutations:
-        fact = replace(fact, requires_grad=mutation.requires_grad)
+        if not (mutation.keeps_true and fact.requires_grad is True):
+            fact = replace(fact, requires_grad=mutation.requires_grad)
         if mutation.dtype_unknown:
             fact = replace(fact, dtype=None, dtype_origin=None)
     return fact
 
 
+def _if_branches(stmt: cst.If, site: Site) -> _Branches:
+    """The ends of the branches of ``stmt`` (at ``site``) that fall through to what follows."""
+    ends: list[Site] = []
+
+    def add(owner: cst.CSTNode, body: Sequence[cst.BaseStatement]) -> None:
+        if not _leaves(body):
+            ends.append(Site(site.scope, site.frames + (Frame(body, len(body), owner),)))
+
+    node: cst.If = stmt
+    while True:
+        add(node, _body_of(node))
+        if isinstance(node.orelse, cst.If):  # elif
+            node = node.orelse
+            continue
+        if isinstance(node.orelse, cst.Else):
+            add(node.orelse, _body_of(node.orelse))
+            return _Branches(tuple(ends), None)
+        return _Branches(tuple(ends), site)
+
+
+def _leaves(body: Sequence[cst.BaseStatement]) -> bool:
+    """The statement list ends by leaving (return, raise, continue, break)."""
+    last = body[-1] if body else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(
+        last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+def _unbound_at(name: str, site: Site) -> bool:
+    """Is the local ``name`` certainly unbound at ``site`` (so that no path through it
+    reaches a later use)? Only in a function, outside loops and try statements, with no
+    earlier statement binding it."""
+    scope = site.scope
+    bindings = scope.table.bindings.get(name, [])
+    if scope.kind != "function" or not bindings or any(
+            b.kind is BindingKind.PARAM or isinstance(b.node, (cst.Global, cst.Nonlocal))
+            for b in bindings):
+        return False
+    for frame in site.frames:
+        if frame.owner is not None and not isinstance(frame.owner, (cst.If, cst.Else)):
+            return False
+        if any(b.name == name for stmt in frame.statements[:frame.index]
+               for b in statement_bindings(stmt)):
+            return False
+    return True
+
+
 def _is_name(node: cst.BaseExpression, name: str) -> bool:
     return isinstance(node, cst.Name) and node.value == name
-
-
-def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
-
-
-def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    return None
-
-
-def _argument(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
-    keyword = _keyword(call, name)
-    if keyword is not None:
-        return keyword
-    positional = [a for a in call.args if a.keyword is None]
-    if any(a.star for a in positional[: position + 1]):
-        return None
-    if position < len(positional):
-        return positional[position].value
-    return None
-
-
-def _literal_bool(node: cst.BaseExpression) -> bool | None:
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
-        return node.value == "True"
-    return None
-
-
-def _bool_argument(call: cst.Call, name: str, default: bool, position: int | None = None
-                   ) -> bool | None:
-    node = _keyword(call, name)
-    if node is None and position is None and name == "requires_grad" and call.args:
-        # `x.requires_grad_(False)`: positional form of the method
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_":
-            first = call.args[0]
-            node = first.value if first.keyword is None else None
-    if node is None and position is not None:
-        node = _argument(call, position, name)
-    if node is None:
-        return default
-    return _literal_bool(node)
-
-
-def _literal_kind(node: cst.BaseExpression | None) -> str | None:
-    if node is None:
-        return None
-    if isinstance(node, cst.Integer):
-        return "int"
-    if isinstance(node, cst.Float):
-        return "float"
-    if isinstance(node, cst.Imaginary):
-        return "complex"
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
-        return "bool"
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-        return _literal_kind(node.expression)
-    if isinstance(node, (cst.List, cst.Tuple)):
-        if not node.elements:
-            return "float"
-        kinds = [_literal_kind(e.value) for e in node.elements]
-        if None in kinds:
-            return None
-        return max(kinds, key=_KIND_ORDER.index)  # type: ignore[arg-type]
-    return None
 
 
 def _body_of(stmt: cst.CSTNode) -> Sequence[cst.BaseStatement]:
@@ -671,7 +599,59 @@ def _mentions(node: cst.BaseExpression, name: str) -> bool:
     return False
 
 
+def _assigns_attribute(node: cst.CSTNode, attr: str) -> bool:
+    """Does anything in ``node`` assign ``<something>.attr`` (``setattr`` is not seen)?"""
+    found: list[cst.CSTNode] = []
+
+    def check(target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Attribute) and target.attr.value == attr:
+            found.append(target)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                check(element.value)
+        elif isinstance(target, cst.StarredElement):
+            check(target.value)
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, assign: cst.Assign) -> None:
+            for target in assign.targets:
+                check(target.target)
+
+        def visit_AugAssign(self, assign: cst.AugAssign) -> None:
+            check(assign.target)
+
+        def visit_AnnAssign(self, assign: cst.AnnAssign) -> None:
+            check(assign.target)
+
+        def visit_For(self, loop: cst.For) -> None:
+            check(loop.target)
+
+    visit(node, Finder())
+    return bool(found)
+
+
+class _MethodCalls(cst.CSTVisitor):
+    def __init__(self, name: str):
+        self.name = name
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and _is_name(func.value, self.name):
+            self.calls.append(node)
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def _method_calls_on(small: cst.BaseSmallStatement, name: str) -> list[cst.Call]:
+    """``name.method(...)`` calls anywhere in a small statement, in source order."""
+    visitor = _MethodCalls(name)
+    visit(small, visitor)
+    return visitor.calls
+
+
 def _calls_receiving(small: cst.BaseSmallStatement, name: str) -> list[cst.Call]:
     visitor = _ReceivingCalls(name)
-    small.visit(visitor)
+    visit(small, visitor)
     return visitor.calls

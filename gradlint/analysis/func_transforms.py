@@ -19,6 +19,7 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
+from . import traverse
 from .autograd_functions import FunctionResolver
 from .names import BindingKind, ScopeTable, body_statements
 from .scopes import ModuleContext, Scope, Site, find_site, function_scope, walk_statements
@@ -133,7 +134,7 @@ class _Finder:
             visitor = _Calls()
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 continue
-            stmt.visit(visitor)
+            traverse.visit(stmt, visitor)
             for call in visitor.calls:
                 if id(call) in consumed:
                     continue
@@ -174,7 +175,7 @@ class _Finder:
             return
         if isinstance(expr, cst.Lambda):
             visitor = _Applies()
-            expr.body.visit(visitor)
+            traverse.visit(expr.body, visitor)
             for apply in visitor.applies:
                 yield apply, site, None
             inner = function_scope(expr, scope, site)
@@ -203,7 +204,7 @@ class _Finder:
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 continue
             visitor = _Applies()
-            stmt.visit(visitor)
+            traverse.visit(stmt, visitor)
             for apply in visitor.applies:
                 yield apply, stmt_site, label
             for called in visitor.called:

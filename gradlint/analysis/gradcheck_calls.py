@@ -8,10 +8,12 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from . import torch_api
+from . import torch_api, traverse
 from .facts import Evaluator, Fact, SequenceFact
+from .names import BindingKind, body_statements
 from .source import code_only
-from .scopes import ModuleContext, Site, walk_statements
+from .scopes import ModuleContext, Scope, Site, walk_statements
+from .traverse import visit
 
 
 @dataclass(frozen=True)
@@ -34,11 +36,25 @@ class GradcheckCall:
     grad_outputs: cst.Arg | None
     extra_positional: tuple[cst.Arg, ...]  # positional arguments past the allowed ones
     has_star_args: bool
+    # settings given elsewhere: `functools.partial(gradcheck, eps=...)`, a wrapper's call
+    settings: tuple[cst.Arg, ...] = ()
+    # how gradcheck is reached: None (directly or by an alias), "partial", "wrapper"
+    via: str | None = None
 
     def keyword(self, name: str) -> cst.Arg | None:
-        for arg in self.node.args:
+        for arg in (*self.node.args, *self.settings):
             if arg.keyword is not None and arg.keyword.value == name:
                 return arg
+        return None
+
+    @property
+    def star_inputs(self) -> cst.Arg | None:
+        """``gradcheck(f, *inputs)``: the starred argument in the inputs' place."""
+        if self.via == "wrapper":
+            return None
+        positional = [a for a in self.node.args if a.keyword is None]
+        if len(positional) >= 2 and positional[0].star == "" and positional[1].star == "*":
+            return positional[1]
         return None
 
 
@@ -56,13 +72,21 @@ def _bind(call: cst.Call, variant: str) -> tuple:
     return func, inputs, grad_outputs, tuple(positional[limit:]), has_star
 
 
+_OWN_SCOPE_OR_BODY = traverse.exact_types(
+    cst.IndentedBlock, cst.SimpleStatementSuite, cst.Lambda, cst.ListComp, cst.SetComp,
+    cst.DictComp, cst.GeneratorExp, cst.Else)
+
+
 class StatementExpressions(cst.CSTVisitor):
     """Nodes of some types in one statement's own expressions (nested bodies, lambdas and
     comprehensions, which have scopes of their own, are skipped)."""
 
+    skip_trivia = True  # (traverse.visit: layout nodes are never what it collects)
+
     def __init__(self, root: cst.CSTNode, types: tuple[type, ...]) -> None:
         self.root = root
-        self.types = types
+        self._exact = traverse.is_exact(types)
+        self.types = frozenset(types) if self._exact else types
         self.found: list[cst.CSTNode] = []
 
     @classmethod
@@ -70,18 +94,18 @@ class StatementExpressions(cst.CSTVisitor):
         collector = cls(stmt, types)
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             for decorator in stmt.decorators:
-                decorator.visit(collector)
+                visit(decorator, collector)
         else:
-            stmt.visit(collector)  # compound statements: headers only (bodies are skipped)
+            visit(stmt, collector)  # compound statements: headers only (bodies are skipped)
         return collector.found
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, self.types):
+        kind = type(node)
+        if (kind in self.types) if self._exact else isinstance(node, self.types):
             self.found.append(node)
-        if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite, cst.Lambda, cst.ListComp,
-                             cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Else)):
+        if kind in _OWN_SCOPE_OR_BODY:
             return False
-        if isinstance(node, cst.If) and node is not self.root:
+        if kind is cst.If and node is not self.root:
             return False  # an `elif` is a statement of its own
         return True
 
@@ -102,22 +126,188 @@ def may_call_gradcheck(text: str, aliases: Sequence[str]) -> bool:
     if _LOCAL_ALIAS.search(text):
         return True  # a local alias: any name could be the callee
     names = "|".join(re.escape(n) for n in ("gradcheck", "gradgradcheck", *aliases))
+    if aliases and re.search(rf"=\s*(?:{names})\b", text):
+        return True  # a local alias of a module-level alias
     return re.search(rf"\b(?:{names})\s*\(", text) is not None
 
 
 def find_gradcheck_calls(statements: Sequence[cst.BaseStatement], indexes: Sequence[int],
                          context: ModuleContext) -> Iterator[GradcheckCall]:
+    callees = GradcheckCallees(context)
     for stmt, site in walk_statements(statements, context.scope, indexes=indexes):
         for call in calls_in_statement(stmt):
-            name = context.qualified(call.func, site.scope)
-            if name in torch_api.GRADCHECK:
-                variant = "gradcheck"
-            elif name in torch_api.GRADGRADCHECK:
-                variant = "gradgradcheck"
-            else:
+            callee = callees.of(call.func, site)
+            if callee is None:
                 continue
-            func, inputs, grad_outputs, extra, has_star = _bind(call, variant)
-            yield GradcheckCall(call, site, variant, func, inputs, grad_outputs, extra, has_star)
+            if callee.via == "wrapper":
+                found = _bind_wrapper(call, site, callee)
+                if found is not None:
+                    yield found
+                continue
+            func, inputs, grad_outputs, extra, has_star = _bind(call, callee.variant)
+            yield GradcheckCall(call, site, callee.variant, func, inputs, grad_outputs, extra,
+                                has_star, callee.settings, callee.via)
+
+
+@dataclass(frozen=True)
+class Callee:
+    """What a called name is, when it is gradcheck in some form."""
+
+    variant: str
+    settings: tuple[cst.Arg, ...] = ()
+    via: str | None = None
+    # wrappers: the wrapper's parameters that become gradcheck's func and inputs, as
+    # (position, name); position None: the wrapper passes its *args through
+    func_param: tuple[int | None, str | None] = (None, None)
+    inputs_param: tuple[int | None, str | None] = (None, None)
+
+
+def _variant(name: str | None) -> str | None:
+    if name in torch_api.GRADCHECK:
+        return "gradcheck"
+    if name in torch_api.GRADGRADCHECK:
+        return "gradgradcheck"
+    return None
+
+
+_PARTIAL = frozenset({"functools.partial"})
+
+
+class GradcheckCallees:
+    """Resolves callees to gradcheck: the function itself, an alias of it (also a local
+    one), ``functools.partial(gradcheck, eps=...)``, or a small wrapper defined in the
+    module (``def check(f, x): return gradcheck(f, x, eps=1e-6)``)."""
+
+    def __init__(self, context: ModuleContext):
+        self.context = context
+        self._memo: dict[int, Callee | None] = {}
+
+    def of(self, func: cst.BaseExpression, site: Site, depth: int = 0) -> Callee | None:
+        variant = _variant(self.context.qualified(func, site.scope))
+        if variant is not None:
+            return Callee(variant)
+        if not isinstance(func, cst.Name) or depth > 3:
+            return None
+        owner = site.scope.binding_scope(func.value)
+        if owner is None:
+            return None
+        bindings = owner.table.bindings.get(func.value, [])
+        if len(bindings) != 1:
+            return None
+        binding = bindings[0]
+        key = id(binding.node)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = None  # cycle guard
+        result: Callee | None = None
+        if binding.kind is BindingKind.ASSIGN and binding.value is not None:
+            result = self._assigned(binding.value, owner, depth)
+        elif binding.kind is BindingKind.DEF and owner.kind != "class":
+            node = binding.node
+            assert isinstance(node, cst.FunctionDef)
+            result = self._wrapper(node, owner, depth)
+        self._memo[key] = result
+        return result
+
+    def _assigned(self, value: cst.BaseExpression, owner: Scope, depth: int) -> Callee | None:
+        site = Site(owner, ())
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            return self.of(value, site, depth + 1)  # `gc = torch.autograd.gradcheck`
+        if isinstance(value, cst.Call) and self.context.qualified(value.func, owner) in _PARTIAL:
+            args = value.args
+            if not args or args[0].keyword is not None or args[0].star:
+                return None
+            inner = self.of(args[0].value, site, depth + 1)
+            if inner is None or inner.via == "wrapper":
+                return None
+            if any(a.keyword is None or a.star for a in args[1:]):
+                return None  # positional arguments bound too: not followed
+            return Callee(inner.variant, (*inner.settings, *args[1:]), "partial")
+        return None
+
+    def _wrapper(self, node: cst.FunctionDef, owner: Scope, depth: int) -> Callee | None:
+        if node.decorators or node.asynchronous is not None:
+            return None
+        body = [s for s in body_statements(node.body) if not _is_docstring(s)]
+        if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
+            return None
+        small = body[0].body[0]
+        value = small.value if isinstance(small, (cst.Return, cst.Expr)) else \
+            small.test if isinstance(small, cst.Assert) else None
+        if not isinstance(value, cst.Call):
+            return None
+        inner = self.of(value.func, Site(owner, ()), depth + 1)
+        if inner is None or inner.via == "wrapper":
+            return None
+        params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+        star = node.params.star_arg.name.value if isinstance(node.params.star_arg, cst.Param) else None
+        positional = [a for a in value.args if a.keyword is None]
+        settings = tuple(a for a in value.args if a.keyword is not None and _is_constant(a.value))
+        if len(positional) == 1 and positional[0].star == "*" and star is not None and \
+                _is_name(positional[0].value, star) and not params:
+            return Callee(inner.variant, (*inner.settings, *settings), "wrapper", (0, None), (1, None))
+        if len(positional) < 2 or any(a.star for a in positional[:2]):
+            return None
+        func_arg, inputs_arg = positional[0].value, positional[1].value
+        if not (isinstance(inputs_arg, cst.Name) and inputs_arg.value in params):
+            return None
+        func_param: tuple[int | None, str | None] = (None, None)
+        if isinstance(func_arg, cst.Name) and func_arg.value in params:
+            func_param = (params.index(func_arg.value), func_arg.value)
+        return Callee(inner.variant, (*inner.settings, *settings), "wrapper", func_param,
+                      (params.index(inputs_arg.value), inputs_arg.value))
+
+
+def gradcheck_names(context: ModuleContext) -> list[str]:
+    """Module-level names, other than ones containing `gradcheck`, that call gradcheck."""
+    callees = GradcheckCallees(context)
+    names = []
+    for name, bindings in context.scope.table.bindings.items():
+        if "gradcheck" in name or len(bindings) != 1:
+            continue
+        if bindings[0].kind in (BindingKind.IMPORT, BindingKind.ASSIGN, BindingKind.DEF) and \
+                callees.of(cst.Name(name), Site(context.scope, ())) is not None:
+            names.append(name)
+    return names
+
+
+def _bind_wrapper(call: cst.Call, site: Site, callee: Callee) -> GradcheckCall | None:
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args):
+        return None
+
+    def argument(param: tuple[int | None, str | None]) -> cst.Arg | None:
+        position, name = param
+        if name is not None:
+            for arg in call.args:
+                if arg.keyword is not None and arg.keyword.value == name:
+                    return arg
+        if position is not None and position < len(positional):
+            return positional[position]
+        return None
+
+    inputs = argument(callee.inputs_param)
+    if inputs is None:
+        return None
+    return GradcheckCall(call, site, callee.variant, argument(callee.func_param), inputs, None, (),
+                         False, callee.settings, "wrapper")
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and \
+        isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, cst.SimpleString)
+
+
+def _is_constant(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return _is_constant(expr.expression)
+    return isinstance(expr, cst.Name) and expr.value in ("True", "False", "None")
+
+
+def _is_name(expr: cst.BaseExpression, name: str) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == name
 
 
 def input_elements(call: GradcheckCall, evaluator: Evaluator) -> list[InputElement] | None:
@@ -131,8 +321,11 @@ def input_elements(call: GradcheckCall, evaluator: Evaluator) -> list[InputEleme
     expr = call.inputs.value
     fact = evaluator.fact(expr, call.site)
     if isinstance(fact, SequenceFact):
-        if fact.elements is None or fact.node is None:
+        if fact.elements is None:
             return None
+        if fact.node is None:  # `tuple(t.double() for t in xs)`: no expression per element
+            return [InputElement(expr, element_fact, False, index)
+                    for index, element_fact in enumerate(fact.elements)]
         inline = fact.node is expr
         return [InputElement(element.value, element_fact, inline, index)
                 for index, (element, element_fact) in enumerate(zip(fact.node.elements, fact.elements))]

@@ -13,6 +13,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from . import traverse
 from .autograd_functions import Method
 from .gradcheck_calls import calls_in_statement
 from .names import body_statements, target_names
@@ -118,7 +119,7 @@ def ctx_reads(method: Method) -> list[tuple[str, cst.Attribute, cst.CSTNode | No
         return []
     visitor = _CtxReads(ctx)
     for stmt in method.scope.statements:
-        stmt.visit(visitor)
+        traverse.visit(stmt, visitor)
     return visitor.reads
 
 
@@ -238,7 +239,7 @@ def bound_names(method: Method) -> dict[str, int]:
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every Name read inside ``node`` (attribute names excluded)."""
     collector = _Names()
-    node.visit(collector)
+    traverse.visit(node, collector)
     return collector.names
 
 
@@ -250,7 +251,7 @@ class _Names(cst.CSTVisitor):
         self.names.add(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        traverse.visit(node.value, self)
         return False
 
 

@@ -14,6 +14,7 @@ from typing import Iterable, Iterator, Sequence
 
 import libcst as cst
 
+from .traverse import children, visit
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
@@ -175,7 +176,7 @@ def _pattern_names(pattern: cst.CSTNode) -> Iterator[str]:
         yield pattern.name.value
     if isinstance(pattern, cst.MatchStar) and pattern.name is not None:
         yield pattern.name.value
-    for child in pattern.children:
+    for child in children(pattern):
         yield from _pattern_names(child)
 
 
@@ -249,7 +250,7 @@ class ScopeTable:
         if params is not None:  # a function: `:=` targets are locals too
             walrus = _WalrusTargets()
             for stmt in statements:
-                stmt.visit(walrus)
+                visit(stmt, walrus)
             bindings.extend(Binding(name, BindingKind.OTHER, node) for name, node in walrus.found)
         return ScopeTable(bindings, stars)
 

@@ -13,6 +13,7 @@ from typing import Iterator, Mapping
 
 import libcst as cst
 
+from . import traverse
 from .names import BindingKind, ScopeTable, body_statements
 from .scopes import ModuleContext, Scope
 
@@ -154,7 +155,7 @@ class ParamFlow:
         if not self.kinds:
             return
         visitor = _Walker()
-        self.node.body.visit(visitor)
+        traverse.visit(self.node.body, visitor)
         for node, statement in visitor.found:
             for write in self._write(node, statement):
                 if write.param in self.uncertain:
@@ -217,7 +218,7 @@ class ParamFlow:
         if not self.kinds:
             return
         visitor = _Walker()
-        self.node.body.visit(visitor)
+        traverse.visit(self.node.body, visitor)
         for node, statement in visitor.found:
             if not isinstance(node, cst.Return) or node.value is None:
                 continue

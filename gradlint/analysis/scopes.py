@@ -25,6 +25,7 @@ class Scope:
         self.statements = statements
         # the top-level statement this scope lives in (None for the module itself)
         self.root = root
+        self.tables: dict[int, tuple] = {}  # (module scope) tables of inner scopes, by node
 
     def chain(self) -> Iterator["Scope"]:
         """Scopes searched for a name used here (class scopes only from their own body)."""
@@ -84,16 +85,31 @@ def _root_for(parent: Scope, site: Site) -> cst.BaseStatement | None:
 def function_scope(node: cst.FunctionDef | cst.Lambda, parent: Scope, site: Site) -> Scope:
     root = _root_for(parent, site)
     if isinstance(node, cst.Lambda):
-        return Scope("function", node, ScopeTable.of_statements((), node.params), parent, (), root)
+        return Scope("function", node, _table(node, parent, (), node.params), parent, (), root)
     statements = body_statements(node.body)
-    return Scope("function", node, ScopeTable.of_statements(statements, node.params), parent,
+    return Scope("function", node, _table(node, parent, statements, node.params), parent,
                  statements, root)
 
 
 def class_scope(node: cst.ClassDef, parent: Scope, site: Site) -> Scope:
     statements = body_statements(node.body)
-    return Scope("class", node, ScopeTable.of_statements(statements), parent, statements,
+    return Scope("class", node, _table(node, parent, statements), parent, statements,
                  _root_for(parent, site))
+
+
+def _table(node: cst.CSTNode, parent: Scope, statements: Sequence[cst.BaseStatement],
+           params: cst.Parameters | None = None) -> ScopeTable:
+    """A scope's table, built once per lint: every walk over a block makes its scopes anew,
+    and the tables (every binding, `:=` targets included) are the costly part."""
+    module = parent
+    while module.parent is not None:
+        module = module.parent
+    known = module.tables.get(id(node))
+    if known is not None and known[0] is node:
+        return known[1]
+    table = ScopeTable.of_statements(statements, params)
+    module.tables[id(node)] = (node, table)  # (the node is kept: its id stays unique)
+    return table
 
 
 def walk_statements(statements: Sequence[cst.BaseStatement], scope: Scope,

@@ -64,11 +64,20 @@ DEFAULT_FLOAT_FACTORIES = frozenset(f"torch.{name}" for name in (
     "empty_strided",
 ))
 # `torch.tensor(data)`, `torch.full(size, value)`, `torch.arange(...)`: dtype from the values
-INFERRED_FACTORIES = frozenset({"torch.tensor", "torch.full", "torch.arange", "torch.range"})
+INFERRED_FACTORIES = frozenset({"torch.tensor", "torch.full", "torch.arange", "torch.range",
+                                "torch.as_tensor"})
+# `x.new_ones(...)`: the receiver's dtype unless `dtype=` says otherwise; a new leaf
+NEW_METHODS = frozenset({"new_ones", "new_zeros", "new_empty", "new_full", "new_tensor",
+                         "new_empty_strided"})
 LIKE_FACTORIES = frozenset(f"torch.{name}" for name in (
     "randn_like", "rand_like", "zeros_like", "ones_like", "empty_like", "full_like",
 ))
 INTEGER_FACTORIES = {"torch.randint": "int64", "torch.randperm": "int64"}
+# Factories whose `dtype=` is required (no default dtype): torch.testing's make_tensor.
+EXPLICIT_DTYPE_FACTORIES = frozenset({
+    "torch.testing.make_tensor", "torch.testing._creation.make_tensor",
+    "torch.testing._internal.common_utils.make_tensor",
+})
 # Legacy constructors: `torch.Tensor(...)` uses the default dtype, the others are fixed.
 LEGACY_CONSTRUCTORS = {"torch.Tensor": None, **TENSOR_TYPES}
 PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})

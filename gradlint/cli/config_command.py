@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 from ..engine.config import ConfigResolver, expand_codes
-from ..engine.config_report import Override, explain
 from ..engine.files import conftest_sets_default_dtype
 
 EXIT_CLEAN = 0
@@ -33,6 +32,9 @@ def add_parser(commands) -> None:
 
 
 def config_command(args: argparse.Namespace) -> int:
+    # (imported here: building the parser for `gradlint check` must not import the rules)
+    from ..engine.config_report import Override, explain
+
     cwd = Path.cwd()
     resolver = ConfigResolver(cwd, args.config)
     path = Path(args.path)

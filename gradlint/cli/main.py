@@ -7,29 +7,45 @@ Exit status: 0 no findings, 1 findings (or a failed gradcheck), 2 usage or tool 
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Sequence
 
 from .. import __version__
 from ..engine.config import ConfigError, ConfigResolver, expand_codes
-from ..engine.files import (FileReport, UsageError, discover, lint_file, lint_text, options_for)
+from ..engine.batch import Job, check_files, in_shard, parse_shard
+from ..engine.check_cache import CheckCache, clean
+from ..engine.files import (FileOptions, FileReport, Resolved, UsageError, discover, lint_text,
+                             options_for)
 from ..engine.fixes import fixes_apply
-from ..engine.linter import LintCache
-from ..engine.notebooks import is_notebook, unified_cell_diff
+from ..engine.reading import is_notebook
 from ..findings import Finding
-from ..rules import ALL_RULES, RULES_BY_CODE, RULES_BY_NAME
-from . import ci_output, output
+from . import output
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-PARALLEL_THRESHOLD = 64  # files; below this a process pool costs more than it saves
+CACHE_DIRECTORY = ".gradlint_cache"
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, sized without importing shutil (argparse builds one for every
+    option it adds; shutil and the compression modules it imports cost a cached re-run)."""
+
+    def __init__(self, prog: str, **kwargs):
+        try:
+            width = int(os.environ.get("COLUMNS", "0")) or os.get_terminal_size(sys.stderr.fileno()).columns
+        except (OSError, ValueError):
+            width = 80
+        kwargs.setdefault("width", max(width - 2, 20))
+        super().__init__(prog, **kwargs)
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):  # one clear line, exit 2
         self.exit(EXIT_ERROR, f"gradlint: error: {message}\n")
 
@@ -38,7 +54,12 @@ def _codes(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-def build_parser() -> argparse.ArgumentParser:
+# commands that never need `gradlint run`'s modules (the runner, asyncio): a re-run of
+# `check` answered from the cache should not pay for importing them
+_LIGHT_COMMANDS = frozenset({"check", "clean", "rule", "rules", "lsp"})
+
+
+def build_parser(with_run: bool = True) -> argparse.ArgumentParser:
     parser = _Parser(prog="gradlint", description="Find gradient bugs in PyTorch autograd code.")
     parser.add_argument("--version", action="version", version=f"gradlint {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -67,8 +88,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="apply `exclude` to files named on the command line too (pre-commit)")
     check.add_argument("--no-color", action="store_true", help="never colour the output")
     check.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
-                       help="parallel processes (default: one per CPU for large trees)")
+                       help="parallel processes (default: one per CPU when the work is large enough)")
+    check.add_argument("--shard", metavar="K/N",
+                       help="check only the K-th of N disjoint parts of the files (for CI matrices)")
+    check.add_argument("--no-cache", action="store_true",
+                       help="neither read nor write the cache of findings")
+    check.add_argument("--cache-dir", type=Path, metavar="DIR",
+                       help="where to keep the cache (default: .gradlint_cache/ in the project "
+                            "root, or $GRADLINT_CACHE_DIR)")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+
+    clean_command = commands.add_parser("clean", help="remove the cache of findings")
+    clean_command.add_argument("--cache-dir", type=Path, metavar="DIR",
+                               help="the cache to remove (default: the project's)")
 
     rule = commands.add_parser("rule", help="print the documentation of a rule")
     rule.add_argument("code", metavar="CODE", help="a rule code (GL001) or name")
@@ -76,9 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     rules = commands.add_parser("rules", help="list all rules")
     rules.add_argument("--format", choices=["text", "json"], default="text")
 
-    from .run import add_parser as add_run_parser
+    if with_run:
+        from .run import add_parser as add_run_parser
 
-    add_run_parser(commands)
+        add_run_parser(commands)
 
     from .config_command import add_parser as add_config_parser
 
@@ -90,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(with_run=not (argv and argv[0] in _LIGHT_COMMANDS))
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
@@ -99,6 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _rule(args.code)
         if args.command == "rules":
             return _rules(args.format)
+        if args.command == "clean":
+            return _clean(args)
         if args.command == "lsp":
             return _lsp(args.tcp)
         if args.command == "config":
@@ -152,12 +188,24 @@ def _check(args: argparse.Namespace) -> int:
             blocked = set() if fixes_apply(reports[0].findings) else {display}
             for line in output.render_text(reports[0].findings, output.Style(False), unsafe, blocked):
                 print(line, file=sys.stderr)
-            return EXIT_CLEAN if args.exit_zero or not reports[0].findings else EXIT_FINDINGS
+            return EXIT_CLEAN if args.exit_zero or not output.failing(reports[0].findings) \
+                else EXIT_FINDINGS
     else:
+        shard = parse_shard(args.shard) if args.shard else None
+        if args.jobs < 0:
+            raise UsageError("-j/--jobs must be 0 (automatic) or more")
         paths = [Path(p) for p in (args.paths or ["."])]
-        files = list(discover(paths, resolver, notebooks=True, force_exclude=args.force_exclude))
-        reports = _lint_files(files, resolver, select, ignore, fixing, unsafe, args.jobs, cwd,
-                              count_fixes)
+        file_options = FileOptions(resolver, select, ignore)
+        jobs = []
+        resolve = Resolved()
+        real_cwd = cwd.resolve()
+        for path in discover(paths, resolver, notebooks=True, force_exclude=args.force_exclude):
+            display = _display(path, real_cwd, resolve)
+            if in_shard(display, shard):
+                jobs.append(Job(path, display, file_options(path)))
+        cache = None if args.no_cache else CheckCache(_cache_directory(args.cache_dir, resolver, cwd))
+        reports = check_files(jobs, workers=args.jobs, fixing=fixing, unsafe=unsafe, cache=cache,
+                              count_fixes=count_fixes)
 
     if args.diff:
         return _print_diffs(reports, args.exit_zero)
@@ -177,8 +225,8 @@ def _check(args: argparse.Namespace) -> int:
               f"the other files were checked", file=sys.stderr)
     if broken:
         return EXIT_ERROR
-    if args.exit_zero or not findings:
-        return EXIT_CLEAN
+    if args.exit_zero or not output.failing(findings):
+        return EXIT_CLEAN  # hints are shown, but do not fail the check
     return EXIT_FINDINGS
 
 
@@ -192,38 +240,46 @@ def _read_stdin() -> str:
         raise UsageError(f"standard input: {error.message}") from None
 
 
-def _display(path: Path, cwd: Path) -> str:
+def _display(path: Path, real_cwd: Path, resolve=Path.resolve) -> str:
+    """How a file is shown: relative to the (resolved) working directory when inside it."""
     try:
-        return path.resolve().relative_to(cwd.resolve()).as_posix() if path.is_absolute() else path.as_posix()
+        return resolve(path).relative_to(real_cwd).as_posix() if path.is_absolute() else path.as_posix()
     except ValueError:
         return path.as_posix()
 
 
-def _lint_one(job: tuple) -> FileReport:
-    path, display, options, fixing, unsafe, count_fixes = job
-    return lint_file(path, display, options, fix=fixing, unsafe=unsafe, cache=_WORKER_CACHE,
-                     count_fixes=count_fixes)
+def _cache_directory(explicit: Path | None, resolver: ConfigResolver, cwd: Path) -> Path:
+    """--cache-dir, else $GRADLINT_CACHE_DIR, else .gradlint_cache/ in the project root (the
+    directory of the pyproject.toml that configures gradlint, or the working directory),
+    else, when that is not writable, a directory for the project in the user's cache."""
+    if explicit is not None:
+        return explicit
+    if os.environ.get("GRADLINT_CACHE_DIR"):
+        return Path(os.environ["GRADLINT_CACHE_DIR"])
+    root = resolver.for_path(cwd / "__init__.py").root.resolve()
+    local = root / CACHE_DIRECTORY
+    if os.access(local if local.is_dir() else root, os.W_OK):
+        return local
+    user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gradlint"
+    import hashlib
+
+    return user / hashlib.blake2b(os.fsencode(root), digest_size=8).hexdigest()
 
 
-_WORKER_CACHE = LintCache(capacity=2000)
-
-
-def _lint_files(files: list[Path], resolver: ConfigResolver, select, ignore, fixing: bool,
-                unsafe: bool, jobs: int, cwd: Path, count_fixes: bool) -> list[FileReport]:
-    work = []
-    for path in files:
-        config = resolver.for_path(path)
-        work.append((path, _display(path, cwd), options_for(path, config, select, ignore), fixing, unsafe,
-                     count_fixes))
-    workers = jobs if jobs > 0 else (os.cpu_count() or 1)
-    if workers > 1 and len(work) >= PARALLEL_THRESHOLD:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(_lint_one, work, chunksize=8))
-    return [_lint_one(job) for job in work]
+def _clean(args: argparse.Namespace) -> int:
+    cwd = Path.cwd()
+    directory = _cache_directory(args.cache_dir, ConfigResolver(cwd), cwd)
+    if clean(directory):
+        print(f"Removed {directory}")
+    else:
+        print(f"No gradlint cache at {directory}")
+    return EXIT_CLEAN
 
 
 def _print(findings: list[Finding], args, style: output.Style, unsafe: bool, fixed: int,
            cwd: Path, fixable: int | None, blocked: set[str], reports: list[FileReport]) -> None:
+    if args.format in ("junit", "json-lines"):
+        from . import ci_output
     if args.format == "junit":
         print(ci_output.render_junit(reports))
         return
@@ -262,8 +318,12 @@ def _print_diffs(reports: list[FileReport], exit_zero: bool) -> int:
             continue
         changed += 1
         if is_notebook(report.display):
+            from ..engine.notebooks import unified_cell_diff
+
             sys.stdout.writelines(unified_cell_diff(report.display, report.original, report.fixed))
             continue
+        import difflib
+
         diff = difflib.unified_diff(report.original.splitlines(keepends=True),
                                     report.fixed.splitlines(keepends=True),
                                     fromfile=f"a/{report.display}", tofile=f"b/{report.display}")
@@ -287,6 +347,8 @@ def _lsp(tcp: str | None) -> int:
 
 # -- rule / rules -----------------------------------------------------------------------
 def _rule(code: str) -> int:
+    from ..rules import RULES_BY_CODE, RULES_BY_NAME
+
     rule = RULES_BY_CODE.get(code.upper()) or RULES_BY_NAME.get(code.lower())
     if rule is None:
         raise UsageError(f"unknown rule `{code}` (see `gradlint rules`)")
@@ -299,6 +361,8 @@ def _rule(code: str) -> int:
 
 
 def _rules(fmt: str) -> int:
+    from ..rules import ALL_RULES
+
     if fmt == "json":
         print(json.dumps([{
             "code": rule.code, "name": rule.name, "severity": rule.severity.value,

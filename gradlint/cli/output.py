@@ -12,7 +12,6 @@ from typing import Collection, Iterable, Sequence
 
 from .. import __version__
 from ..findings import Applicability, Finding, Severity
-from ..rules import ALL_RULES, RULES_BY_CODE
 
 _COLORS = {"bold": "1", "red": "31", "yellow": "33", "cyan": "36", "green": "32", "dim": "2"}
 
@@ -39,6 +38,11 @@ def fix_marker(finding: Finding, unsafe: bool, blocked: Collection[str] = ()) ->
     return ""
 
 
+def failing(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings that make `gradlint check` exit 1: all but hints."""
+    return [f for f in findings if f.severity is not Severity.HINT]
+
+
 def location(f: Finding) -> str:
     """``path:line:column``, or ``nb.ipynb:cell 3:line:column`` in a notebook (1-based)."""
     cell = "" if f.cell is None else f"cell {f.cell + 1}:"
@@ -51,7 +55,11 @@ def render_text(findings: Sequence[Finding], style: Style, unsafe: bool,
     for f in findings:
         where = f"{location(f)}:"
         color = "red" if f.severity is Severity.ERROR else "yellow"
-        lines.append(f"{style(where, 'bold')} {style(f.code, color, 'bold')} {f.message}"
+        if f.severity is Severity.HINT:
+            code = f"{style(f.code, 'dim', 'bold')} {style('hint:', 'dim')}"
+        else:
+            code = style(f.code, color, "bold")
+        lines.append(f"{style(where, 'bold')} {code} {f.message}"
                      f"{style(fix_marker(f, unsafe, blocked), 'cyan')}")
     return lines
 
@@ -60,7 +68,19 @@ def summary(findings: Sequence[Finding], style: Style, *, unsafe: bool, fixed: i
             fixing: bool = False, fixable: int | None = None,
             blocked: Collection[str] = ()) -> list[str]:
     """The closing lines. ``fixable``: how many fixes `--fix` would apply, counted by
-    fixing a copy (None: count the findings that carry an applicable fix)."""
+    fixing a copy (None: count the findings that carry an applicable fix). Hints are
+    counted apart: they do not fail the check."""
+    hints = len(findings) - len(failing(findings))
+    lines = _problems(failing(findings), style, unsafe=unsafe, fixed=fixed, fixing=fixing,
+                      fixable=fixable, blocked=blocked)
+    if hints:
+        lines.append(f"{hints} hint{'s' if hints != 1 else ''} (shown, but not counted as "
+                     f"problems).")
+    return lines
+
+
+def _problems(findings: Sequence[Finding], style: Style, *, unsafe: bool, fixed: int,
+              fixing: bool, fixable: int | None, blocked: Collection[str]) -> list[str]:
     count = len(findings)
     fixing_applies = [f for f in findings if f.fix and f.path not in blocked]
     safe = sum(1 for f in fixing_applies if f.fix.applicability is Applicability.SAFE)
@@ -88,9 +108,10 @@ def statistics(findings: Sequence[Finding], unsafe: bool, blocked: Collection[st
     counts = Counter(f.code for f in findings)
     fixable = {f.code for f in findings if fix_marker(f, unsafe, blocked)}
     width = max((len(str(n)) for n in counts.values()), default=1)
+    names = {f.code: f.name for f in findings}
     lines = []
     for code, number in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        name = RULES_BY_CODE[code].name if code in RULES_BY_CODE else ""
+        name = names[code]
         marker = "[*]" if code in fixable else "[ ]"
         lines.append(f"{number:>{width}}\t{code}\t{marker} {name}")
     return lines
@@ -154,6 +175,8 @@ _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.I
 
 
 def render_sarif(findings: Sequence[Finding], base: Path) -> str:
+    from ..rules import ALL_RULES  # the rules' documentation (not needed for other formats)
+
     rules = list(ALL_RULES)
     index = {rule.code: position for position, rule in enumerate(rules)}
     results = []

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.source import SourceDecodeError
+from ..engine.batch import default_workers, in_shard, parse_shard
 from ..engine.config import ConfigResolver
 from ..engine.files import UsageError, discover, read_text, resolves_inside
-from ..engine.notebooks import is_notebook
+from ..engine.reading import is_notebook
 from ..engine.linter import LintCache
 from ..engine.runs import ResultCache, RunPlan, execute, not_runnable, plan, runnable
 from ..engine.targets import Target, find_targets, symbol_target
@@ -27,7 +28,10 @@ def add_parser(commands) -> None:
                                           "(executes code)")
     run.add_argument("targets", nargs="*", metavar="PATH[::SYMBOL]",
                      help="files, directories, or file::Symbol / file::LINE (default: .)")
-    run.add_argument("-j", "--jobs", type=int, default=2, metavar="N", help="parallel runs (default 2)")
+    run.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                     help="parallel runs (default: one per CPU)")
+    run.add_argument("--shard", metavar="K/N",
+                     help="run only the K-th of N disjoint parts of the targets (for CI matrices)")
     run.add_argument("--format", choices=["text", "json"], default="text")
     timeout = DEFAULT_LIMITS["timeout_s"]
     memory = DEFAULT_LIMITS["memory_bytes"] // 2 ** 20
@@ -100,9 +104,13 @@ def run_command(args: argparse.Namespace) -> int:
             for target in not_runnable(targets):
                 skipped.append((f"{_relative(file, cwd)}::{_shown(target)}", target.skip or "", target.kind))
     plans = _dedupe(plans)
+    if args.shard:
+        shard = parse_shard(args.shard)
+        plans = [item for item in plans if in_shard(item.display, shard)]
+        skipped = [item for item in skipped if in_shard(item[0], shard)]
+    if not plans and skipped:
+        return _report([], [], set(), skipped, args, cwd)
     if not plans:
-        for display, reason, _kind in skipped:
-            print(f"- {display}: skipped: {reason}")
         if args.format == "json":
             print("[]")
         else:
@@ -224,7 +232,7 @@ class _Progress:
 
 
 async def _run_all(plans: list[RunPlan], python: str, cwd: Path, args) -> list[tuple[dict, str]] | None:
-    client = WorkerClient(python, str(cwd), max_parallel=max(1, args.jobs))
+    client = WorkerClient(python, str(cwd), max_parallel=args.jobs if args.jobs > 0 else default_workers())
     progress = _Progress(len(plans), sys.stderr.isatty() and args.format == "text")
     try:
         progress.update("starting the worker (importing torch)…")

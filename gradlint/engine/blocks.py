@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
 
 import libcst as cst
-from libcst.metadata import (
-    CodeRange,
-    MetadataWrapper,
-    PositionProvider,
-    WhitespaceInclusivePositionProvider,
-)
+from libcst.metadata import CodePosition, CodeRange
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from ..analysis.names import BindingKind, ScopeTable, body_statements, dotted_name
 
@@ -38,18 +33,42 @@ class ParsedBlock:
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         if self._positions is None:
-            assert self.module is not None
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = dict(wrapper.resolve(PositionProvider))
-        return self._positions[node]
+            self._resolve_positions()
+        return self._positions[node]  # type: ignore[index]
 
     def whitespace_position(self, node: cst.CSTNode) -> CodeRange:
         """The exact span of ``module.code_for_node(node)``: what a replacement replaces."""
         if self._whitespace_positions is None:
-            assert self.module is not None
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._whitespace_positions = dict(wrapper.resolve(WhitespaceInclusivePositionProvider))
-        return self._whitespace_positions[node]
+            self._resolve_positions()
+        return self._whitespace_positions[node]  # type: ignore[index]
+
+    def forget_positions(self) -> None:
+        self._positions = self._whitespace_positions = None
+
+    def _resolve_positions(self) -> None:
+        """Both kinds of positions from one code generation (libcst's providers make one
+        each); the same values as ``PositionProvider``/``WhitespaceInclusivePositionProvider``."""
+        assert self.module is not None
+        sink = _PositionSink()
+        state = _BothPositionsState(default_indent=self.module.default_indent,
+                                    default_newline=self.module.default_newline, provider=sink)
+        self.module._codegen(state)
+        self._positions, self._whitespace_positions = sink._computed, sink.whitespace
+
+
+class _PositionSink:
+    def __init__(self) -> None:
+        self._computed: dict = {}  # syntactic positions (where libcst's provider keeps them)
+        self.whitespace: dict = {}
+
+
+class _BothPositionsState(PositionProvidingCodegenState):
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self._stack.pop()
+        span = CodeRange(start, CodePosition(self.line, self.column))
+        self.provider.whitespace[node] = span
+        if node not in self.provider._computed:
+            self.provider._computed[node] = span
 
 
 def parse_block(text: str) -> ParsedBlock:
@@ -117,32 +136,60 @@ def _signature(module: cst.Module, node: cst.FunctionDef) -> tuple:
     return decorators, module.code_for_node(node.params)
 
 
-class BlockCache:
-    """Parsed blocks keyed by their text (an LRU; the editor re-parses only what changed)."""
+# Memory a parsed block takes, per character of its text (measured with tracemalloc on
+# autograd code: about 48 bytes per character for libcst's tree), plus a fixed part.
+TREE_BYTES_PER_CHAR = 48
+ENTRY_BYTES = 1024
 
-    def __init__(self, capacity: int = 20000, parser: Callable[[str], ParsedBlock] = parse_block):
-        self.capacity = capacity
+
+def estimated_bytes(entry: ParsedBlock) -> int:
+    return ENTRY_BYTES + len(entry.text) * (TREE_BYTES_PER_CHAR if entry.module is not None else 2)
+
+
+class BlockCache:
+    """Parsed blocks keyed by their text: an LRU bounded by (estimated) bytes, so that an
+    editor session's memory stays flat however many distinct edits it sees. Entries used
+    since the last ``mark()`` (the lint in progress: the document being edited) are never
+    evicted, so a big document is not re-parsed on every keystroke."""
+
+    def __init__(self, max_bytes: int = 64 * 2 ** 20,
+                 parser: Callable[[str], ParsedBlock] = parse_block):
+        self.max_bytes = max_bytes
         self.parser = parser
-        self._entries: OrderedDict[str, ParsedBlock] = OrderedDict()
+        self._entries: OrderedDict[str, tuple[ParsedBlock, int, int]] = OrderedDict()  # entry, bytes, epoch
+        self.bytes = 0
+        self.epoch = 0
         self.hits = 0
         self.misses = 0
 
+    def mark(self) -> None:
+        """A new lint starts: what it uses is protected from eviction until the next mark."""
+        self.epoch += 1
+
     def get(self, text: str) -> ParsedBlock:
-        entry = self._entries.get(text)
-        if entry is not None:
+        found = self._entries.get(text)
+        if found is not None:
+            self._entries[text] = (found[0], found[1], self.epoch)
             self._entries.move_to_end(text)
             self.hits += 1
-            return entry
+            return found[0]
         self.misses += 1
         entry = self.parser(text)
-        self._entries[text] = entry
-        if len(self._entries) > self.capacity:
-            self._entries.popitem(last=False)
+        size = estimated_bytes(entry)
+        self._entries[text] = (entry, size, self.epoch)
+        self.bytes += size
         return entry
+
+    def trim(self) -> None:
+        """Evict the least recently used entries the current lint did not use, down to the
+        budget. (Called once a lint has touched all its blocks: evicting during the parse
+        would drop the blocks after an edit before they are reached, and re-parse them.)"""
+        while self.bytes > self.max_bytes and self._entries:
+            text, (entry, size, epoch) = next(iter(self._entries.items()))
+            if epoch == self.epoch:
+                break  # everything left is in use by the current lint
+            del self._entries[text]
+            self.bytes -= size
 
     def __len__(self) -> int:
         return len(self._entries)
-
-
-def fingerprint(value: object) -> str:
-    return hashlib.blake2b(repr(value).encode(), digest_size=16).hexdigest()

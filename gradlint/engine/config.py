@@ -15,11 +15,9 @@ else:  # pragma: no cover
 
 from ..analysis.source import SourceDecodeError
 from ..findings import Severity
-from ..rules import ALL_RULES
-from .linter import AUTO, LintOptions
+from .options import ALL_CODES, AUTO, LintOptions
 from .reading import read_bytes
 
-ALL_CODES = tuple(rule.code for rule in ALL_RULES)
 KEYS = ("select", "ignore", "exclude", "per-file-ignores", "severity", "default-dtype")
 DEFAULT_DTYPES = ("auto", "float32", "float64", "unknown")
 
@@ -131,7 +129,7 @@ class Config:
     def options_for(self, path: Path | None, select: list[str] | None = None,
                     extra_ignore: Iterable[str] = (), dtype_unknown: bool = False) -> LintOptions:
         ignore = [*self.ignore, *extra_ignore]
-        if path is not None:
+        if path is not None and self.per_file_ignores:
             relative = self.relative(path)
             for pattern, codes in self.per_file_ignores.items():
                 if matches(relative, [pattern]):
@@ -234,12 +232,16 @@ class ConfigResolver:
                 raise ConfigError(f"config file not found: {explicit}")
             self._explicit = load_pyproject(explicit) or Config(root=explicit.parent, source=explicit)
         self._by_dir: dict[Path, Config] = {}
+        self._by_given_dir: dict[Path, Config] = {}  # the same, by the unresolved directory
 
     def for_path(self, path: Path) -> Config:
         if self._explicit is not None:
             return self._explicit
-        directory = path.parent if not path.is_dir() else path
-        directory = directory.resolve()
+        given = path.parent if not path.is_dir() else path
+        known = self._by_given_dir.get(given)
+        if known is not None:
+            return known
+        directory = given.resolve()
         chain: list[Path] = []
         found: Config | None = None
         for candidate in (directory, *directory.parents):
@@ -256,4 +258,5 @@ class ConfigResolver:
             found = Config(root=self.default_root)
         for candidate in chain:
             self._by_dir[candidate] = found
+        self._by_given_dir[given] = found
         return found

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from ..analysis.source import NEWLINE
 from ..findings import Applicability, Finding, Fix, Position
-from .linter import LintCache, LintOptions, lint_source
+
+if TYPE_CHECKING:  # (the linter, and libcst with it, is imported only when something is fixed)
+    from .linter import LintCache, LintOptions
 
 MAX_PASSES = 10
 
@@ -73,6 +75,8 @@ class FixOutcome:
 def fix_source(text: str, path: str, options: LintOptions, unsafe: bool = False,
                cache: LintCache | None = None) -> FixOutcome:
     """Apply fixes until none applies (fixes can unlock others), at most MAX_PASSES times."""
+    from .linter import LintCache, lint_source
+
     cache = cache or LintCache()
     fixed = 0
     findings = lint_source(text, path, options, cache).findings

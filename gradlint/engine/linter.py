@@ -8,38 +8,34 @@ re-parsed nor re-analysed.
 from __future__ import annotations
 
 import re
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import libcst as cst
 
-from ..analysis import torch_api
+from ..analysis import traverse
 from ..analysis.block import BlockAnalysis
+from ..analysis.callees import FixtureSource
 from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, library_aliases, limit_search
 from ..analysis.facts import Evaluator
+from ..analysis.gradcheck_calls import gradcheck_names
 from ..analysis.scopes import ModuleContext, Site, default_dtype_of
-from ..analysis.source import NEWLINE, Block, ScannedSource, code_only, scan
+from ..analysis.source import NEWLINE, Block, ScannedSource, code_only, rescan, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
-from ..rules import ALL_RULES, RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
+from ..rules import RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from ..rules.base import Report, Rule
-from .blocks import BlockCache, ParsedBlock, fingerprint
+from .blocks import BlockCache, ParsedBlock
+from .options import AUTO, LintOptions, fingerprint
+from .prefilter import Code, may_fire, nothing_to_find
 from .suppressions import is_suppressed, parse_suppressions, unused_codes, without_codes
 
-AUTO = "auto"
 MAX_SOURCE_CHARS = 8 * 2 ** 20  # larger files are generated code; parsing them would take minutes
-
-
-@dataclass(frozen=True)
-class LintOptions:
-    select: frozenset[str] = frozenset(rule.code for rule in ALL_RULES)
-    severity: Mapping[str, Severity] = field(default_factory=dict)
-    # torch's default dtype: AUTO (read the module's own set_default_dtype), a dtype name
-    # ("float64" when a conftest or the test runner sets it), or None for "unknown"
-    default_dtype: str | None = AUTO
-
-    def key(self) -> str:
-        return fingerprint((sorted(self.select), sorted(self.severity.items()), self.default_dtype))
+# A block that fails to parse may come from a wrong lexical split (exotic strings): in files
+# up to this size, a whole-file compile decides. Beyond it, that O(file) check on every
+# keystroke of half-typed code costs more than the rare mis-split it recovers from.
+WHOLE_FILE_RETRY_CHARS = 512 * 1024
 
 
 @dataclass
@@ -50,18 +46,42 @@ class LintResult:
 
 
 class LintCache:
-    """Shared by successive lints of the same (or similar) documents."""
+    """Shared by successive lints of the same (or similar) documents; bounded by bytes."""
 
-    def __init__(self, capacity: int = 20000):
-        self.blocks = BlockCache(capacity)
+    def __init__(self, max_bytes: int = 96 * 2 ** 20):
+        self.blocks = BlockCache(max_bytes * 2 // 3)
+        # findings per (block text, context): an LRU bounded by estimated bytes
         self.findings: OrderedDict[tuple, list[Finding]] = OrderedDict()
-        self.capacity = capacity
+        self._finding_bytes: dict[tuple, int] = {}
+        self.findings_bytes = 0
+        self.max_findings_bytes = max_bytes // 6
         self.analysed_blocks = 0  # blocks whose rules actually ran (for tests/benchmarks)
+        self.scans: OrderedDict[str, tuple[str, ScannedSource]] = OrderedDict()  # by path
+        self.scan_capacity = 16
+        self.capacity = 4000  # entries, for callers that keep their own per-block stores here
+
+    def scan(self, text: str, path: str | None) -> ScannedSource:
+        """The blocks of ``text``; the previous version of the same path is rescanned only
+        where it changed (an editor's one-line edit to a big file costs one block)."""
+        previous = self.scans.get(path) if path is not None else None
+        scanned = scan(text) if previous is None else rescan(previous[0], previous[1], text)
+        if path is not None:
+            self.scans.pop(path, None)
+            self.scans[path] = (text, scanned)
+            while len(self.scans) > self.scan_capacity:
+                self.scans.popitem(last=False)
+        return scanned
 
     def remember(self, key: tuple, findings: list[Finding]) -> None:
+        size = 200 + len(key[0]) + sum(400 + len(f.message) for f in findings)
+        if key in self.findings:
+            self.findings_bytes -= self._finding_bytes[key]
         self.findings[key] = findings
-        if len(self.findings) > self.capacity:
-            self.findings.popitem(last=False)
+        self._finding_bytes[key] = size
+        self.findings_bytes += size
+        while self.findings_bytes > self.max_findings_bytes and len(self.findings) > 1:
+            old, _ = self.findings.popitem(last=False)
+            self.findings_bytes -= self._finding_bytes.pop(old)
 
 
 @dataclass
@@ -124,9 +144,11 @@ class ModuleView:
                              self.evaluator, self.gradcheck_aliases)
 
 
-def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO) -> ModuleView:
-    scanned = scan(text)
-    parsed = _parse_blocks(scanned.blocks, cache.blocks, text)
+def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
+                conftests: Sequence[str] = (), path: str | None = None,
+                cancelled: Callable[[], bool] | None = None) -> ModuleView:
+    scanned = cache.scan(text, path)
+    parsed = _parse_blocks(scanned.blocks, cache.blocks, text, cancelled)
     good = [(block, entry) for block, entry in parsed if entry.module is not None]
     statements: list[cst.BaseStatement] = []
     indexes: list[range] = []
@@ -135,22 +157,53 @@ def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO) -
         indexes.append(range(len(statements), len(statements) + len(entry.module.body)))
         statements.extend(entry.module.body)
     context = ModuleContext(statements)
+    # custom ops are defined and registered only where the code mentions torch.library
+    limit_search(context, _library_statements(text, good, indexes, context))
     if default_dtype == AUTO:
         context.default_dtype = default_dtype_of([(e.module, b.text) for b, e in good], context)
     else:
         context.default_dtype = default_dtype
-    # custom ops are defined and registered only where the code mentions torch.library
-    limit_search(context, _library_statements(text, good, indexes, context))
     context_key = fingerprint((tuple(entry.summary for _, entry in good), context.default_dtype))
     top_to_block = {id(stmt): position for position, (_, entry) in enumerate(good)
                     for stmt in entry.module.body}  # type: ignore[union-attr]
-    return ModuleView(scanned, parsed, good, indexes, context, context_key, Evaluator(context),
-                      _gradcheck_aliases(context), top_to_block)
+    fixtures = None
+    if conftests:
+        modules = [entry.module for entry in map(cache.blocks.get, conftests)
+                   if entry.module is not None]
+        fixtures = FixtureSource(modules, context.default_dtype)
+    return ModuleView(scanned, parsed, good, indexes, context, context_key,
+                      Evaluator(context, fixtures), _gradcheck_aliases(context, text), top_to_block)
+
+
+class LintCancelled(Exception):
+    """The lint was given up (``cancelled()`` said so): a newer version is on its way."""
 
 
 def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = None,
-                cache: LintCache | None = None) -> LintResult:
+                cache: LintCache | None = None, *, exhaustive: bool = False,
+                cancelled: Callable[[], bool] | None = None,
+                progress: Callable[[list[Finding]], None] | None = None,
+                progress_interval: float = 1.0) -> LintResult:
+    """The findings in ``text``. ``exhaustive`` turns every shortcut off (text pre-checks,
+    caches, the fast tree walk): the reference the fast path must agree with.
+
+    For editors: ``cancelled`` is asked between blocks (LintCancelled when it says yes);
+    ``progress`` receives the findings of the blocks analysed so far (suppressions applied,
+    sorted) when a lint has run for ``progress_interval`` seconds, and then as often, so a
+    big file shows its first diagnostics early and the rest follow."""
     options = options or LintOptions()
+    if exhaustive:
+        with traverse.libcst_traversal():
+            return _lint(text, path, options, LintCache(), exhaustive=True)
+    return _lint(text, path, options, cache, exhaustive=False, cancelled=cancelled,
+                 progress=progress, progress_interval=progress_interval)
+
+
+def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *,
+          exhaustive: bool, cancelled: Callable[[], bool] | None = None,
+          progress: Callable[[list[Finding]], None] | None = None,
+          progress_interval: float = 1.0) -> LintResult:
+    started = time.monotonic()
     if cache is None:
         cache = LintCache()
     if len(text) > MAX_SOURCE_CHARS:
@@ -161,9 +214,13 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
                    f"{MAX_SOURCE_CHARS // 2 ** 20} MiB)")
         return LintResult([Finding(SYNTAX_ERROR.code, SYNTAX_ERROR.name,
                                    _severity(SYNTAX_ERROR, None, options), message, rng, None, 1, path)])
-    if _nothing_to_find(text, options):
+    if "torch" not in text:
+        return LintResult([])  # gradlint's scope: code that uses torch
+    if not exhaustive and nothing_to_find(text, options.select):
         return LintResult([])
-    view = view_module(text, cache, options.default_dtype)
+    cache.blocks.mark()
+    view = view_module(text, cache, options.default_dtype, options.conftests, path, cancelled)
+    cache.blocks.trim()
     findings: list[Finding] = []
     syntax_errors = 0
     for block, entry in view.parsed:
@@ -175,15 +232,24 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
     context_key = fingerprint((view.context_key, options.key()))
     rules = [RULES_BY_CODE[code]() for code in sorted(options.select)
              if code in RULES_BY_CODE and not RULES_BY_CODE[code].engine_level]
+    by_line, file_codes = parse_suppressions(view.scanned.comments)
+    reported = started
     for position, (block, entry) in enumerate(view.good):
+        if cancelled is not None and cancelled():
+            raise LintCancelled()
+        if progress is not None and time.monotonic() - reported >= progress_interval:
+            progress(_finish([f for f in findings if not is_suppressed(f, by_line, file_codes, set())],
+                             path))
+            reported = time.monotonic()
         key = (block.text, context_key)
         cached = cache.findings.get(key)
         if cached is not None:
             cache.findings.move_to_end(key)
             findings.extend(f.shifted(block.start_line - 1) for f in cached)
             continue
-        checks = PreChecks(block.text)
-        active = [rule for rule in rules if _may_fire(rule, checks, view.gradcheck_aliases)
+        code = Code(block.text)
+        active = [rule for rule in rules
+                  if exhaustive or may_fire(rule, block.text, code, view.gradcheck_aliases)
                   or _may_fire_across_blocks(rule, position, block.text, view, text)]
         if not active:
             cache.remember(key, [])
@@ -201,15 +267,22 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
         if cacheable and not analysis.reads_other_blocks:
             cache.remember(key, local)
         findings.extend(f.shifted(block.start_line - 1) for f in local)
+        entry.forget_positions()  # ~200 bytes per character: never kept
 
-    by_line, file_codes = parse_suppressions(view.scanned.comments)
+    for _, entry in view.good:
+        entry.forget_positions()  # (those of blocks that fixes reached into)
     used: set = set()
     kept = [f for f in findings if not is_suppressed(f, by_line, file_codes, used)]
     if UNUSED_SUPPRESSION.code in options.select and not file_codes:
         kept.extend(_unused_suppressions(text, view.scanned.comments, by_line, used, options))
-    kept = [replace(f, path=path) for f in _dedupe(kept)]
-    kept.sort(key=Finding.sort_key)
+    kept = _finish(kept, path)
     return LintResult(kept, suppressed=len(findings) - len(kept), syntax_errors=syntax_errors)
+
+
+def _finish(findings: list[Finding], path: str) -> list[Finding]:
+    kept = [replace(f, path=path) for f in _dedupe(findings)]
+    kept.sort(key=Finding.sort_key)
+    return kept
 
 
 def _unused_suppressions(text: str, comments: Mapping[int, str], by_line, used: set,
@@ -239,32 +312,13 @@ def _unused_suppressions(text: str, comments: Mapping[int, str], by_line, used: 
     return findings
 
 
-def _nothing_to_find(text: str, options: LintOptions) -> bool:
-    """Skip the parse: the file never mentions torch, or no enabled rule can fire in it
-    and CPython compiles it (so it has no syntax error either)."""
-    if "torch" not in text:
-        return True
-    checks = PreChecks(text)
-    for code in options.select:
-        rule = RULES_BY_CODE.get(code)
-        if rule is None or rule is SYNTAX_ERROR:
-            continue
-        if checks.passes(rule):
-            return False
-        if rule.requires_gradcheck_aliases and "gradcheck" in text:
-            return False  # `import ... gradcheck as gc` makes `gc.` the thing to look for
-    if SYNTAX_ERROR.code not in options.select:
-        return True
-    try:
-        compile(text, "<module>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False  # let libcst decide, and place the error
-    return True
-
-
-def _parse_blocks(blocks: Sequence[Block], cache: BlockCache, text: str
-                  ) -> list[tuple[Block, ParsedBlock]]:
-    parsed = [(block, cache.get(block.text)) for block in blocks]
+def _parse_blocks(blocks: Sequence[Block], cache: BlockCache, text: str,
+                  cancelled: Callable[[], bool] | None = None) -> list[tuple[Block, ParsedBlock]]:
+    parsed = []
+    for block in blocks:
+        if cancelled is not None and cancelled():
+            raise LintCancelled()
+        parsed.append((block, cache.get(block.text)))
     if all(entry.module is not None for _, entry in parsed):
         return parsed
     # The lexical split can be wrong around exotic strings: merge a failing block with the
@@ -282,7 +336,7 @@ def _parse_blocks(blocks: Sequence[Block], cache: BlockCache, text: str
                 continue
         merged.append((block, entry))
         index += 1
-    if any(entry.module is None for _, entry in merged):
+    if any(entry.module is None for _, entry in merged) and len(text) <= WHOLE_FILE_RETRY_CHARS:
         try:
             compile(text, "<module>", "exec", dont_inherit=True, flags=0x400)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -293,28 +347,6 @@ def _parse_blocks(blocks: Sequence[Block], cache: BlockCache, text: str
     return merged
 
 
-class PreChecks:
-    """The rules' text pre-checks on one text, each pattern searched once: rules share
-    patterns (twelve custom-op rules test the same one), and a search of a text that does
-    not match scans all of it."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self._results: dict[tuple, bool] = {}
-
-    def passes(self, rule: type[Rule] | Rule) -> bool:
-        if rule.requires is None:
-            return True
-        key = (rule.requires, rule.requires_in_code)
-        if key not in self._results:
-            self._results[key] = rule.may_match(self.text)
-        return self._results[key]
-
-
-def _may_fire(rule: Rule, checks: PreChecks, aliases: Iterable[str]) -> bool:
-    if checks.passes(rule):
-        return True
-    return rule.requires_gradcheck_aliases and any(alias in checks.text for alias in aliases)
 
 
 def _library_statements(text: str, good: Sequence[tuple[Block, ParsedBlock]],
@@ -345,10 +377,9 @@ def _may_fire_across_blocks(rule: Rule, position: int, block_text: str, view: Mo
     return False
 
 
-def _gradcheck_aliases(context: ModuleContext) -> list[str]:
-    wanted = torch_api.GRADCHECK | torch_api.GRADGRADCHECK
-    return [name for name in context.scope.table.bindings
-            if "gradcheck" not in name and context.resolve_name(name, context.scope) in wanted]
+def _gradcheck_aliases(context: ModuleContext, text: str) -> list[str]:
+    """Module-level names other than `gradcheck` that call it: aliases, partials, wrappers."""
+    return gradcheck_names(context) if "gradcheck" in text else []
 
 
 def _severity(rule: type[Rule] | Rule, report_severity: Severity | None,

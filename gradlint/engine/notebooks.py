@@ -29,9 +29,8 @@ from typing import Any, Iterable, Sequence
 from ..findings import Edit, Finding, Fix, Range
 from .fixes import MAX_PASSES, LineIndex, allowed
 from .linter import LintCache, LintOptions, lint_source
+from .reading import MAX_NOTEBOOK_BYTES, NOTEBOOK_SUFFIX, is_notebook  # noqa: F401 (re-exported)
 
-NOTEBOOK_SUFFIX = ".ipynb"
-MAX_NOTEBOOK_BYTES = 256 * 2 ** 20  # outputs (images) make notebooks big; only code is analysed
 
 # Cell magics whose body is Python run in the notebook's namespace (ruff's list).
 PYTHON_CELL_MAGICS = frozenset({"capture", "debug", "prun", "pypy", "python", "python3", "time",
@@ -473,8 +472,4 @@ def lint_notebook(raw: str, display: str, options: LintOptions, *, fix: bool = F
 
 def _with_path(findings: list[Finding], display: str) -> list[Finding]:
     return sorted((replace(f, path=display) for f in findings), key=Finding.sort_key)
-
-
-def is_notebook(name: str) -> bool:
-    return name.lower().endswith(NOTEBOOK_SUFFIX)
 

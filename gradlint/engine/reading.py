@@ -13,6 +13,12 @@ from pathlib import Path
 from ..analysis.source import SourceDecodeError
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
+NOTEBOOK_SUFFIX = ".ipynb"
+MAX_NOTEBOOK_BYTES = 256 * 2 ** 20  # outputs (images) make notebooks big; only code is analysed
+
+
+def is_notebook(name: str) -> bool:
+    return name.lower().endswith(NOTEBOOK_SUFFIX)
 
 
 class NotARegularFile(OSError):

@@ -16,6 +16,7 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
+from ..analysis import traverse
 from ..analysis.autograd_functions import AutogradFunction
 from ..analysis.block import BlockAnalysis
 from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, CustomOp, custom_ops
@@ -304,10 +305,31 @@ def _call_target(analysis: BlockAnalysis, call: GradcheckCall, entry: ParsedBloc
     test = call.site.scope.node if call.site.scope.kind == "function" else None
     cases = parametrize_cases(test, analysis.code) if isinstance(test, cst.FunctionDef) else ()
     skip = ("inside pytest.raises/assertRaises: the test expects this call to raise (it checks an error, "
-            "not gradients)") if expects_exception(call.site) else None
+            "not gradients)") if expects_exception(call.site) else _marked_skip(call.site.scope)
     return Target("call_site", f"{call.variant}({func_text}, …)", rng.start.line, rng.end.line,
                   rng.start.column, enclosing=enclosing, variant=call.variant, refs=tuple(refs),
                   importable=enclosing is None or "<locals>" not in enclosing, parametrize=cases, skip=skip)
+
+
+_SKIP_MARKS = frozenset({"pytest.mark.skip", "mark.skip", "unittest.skip", "skip"})
+
+
+def _marked_skip(scope: Scope | None) -> str | None:
+    """Why pytest would not run the test around a call: ``@pytest.mark.skip(...)`` or
+    ``@unittest.skip(...)`` on the test or its class (``skipif`` depends on the run: not here)."""
+    while scope is not None and scope.kind != "module":
+        node = scope.node
+        for decorator in getattr(node, "decorators", ()):
+            expr = decorator.decorator
+            call = expr if isinstance(expr, cst.Call) else None
+            name = dotted_name(call.func if call is not None else expr) or ""
+            if name in _SKIP_MARKS:
+                reason = ""
+                if call is not None and call.args and isinstance(call.args[0].value, cst.SimpleString):
+                    reason = f": {call.args[0].value.evaluated_value}"
+                return f"the test is marked skip{reason} (pytest does not run it; name it to run it anyway)"
+        scope = scope.parent
+    return None
 
 
 def _names(node: cst.CSTNode) -> list[cst.Name]:
@@ -318,11 +340,11 @@ def _names(node: cst.CSTNode) -> list[cst.Name]:
             found.append(name)
 
         def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            attribute.value.visit(self)
+            traverse.visit(attribute.value, self)
             found.append(attribute.attr)  # `ops.Square.apply` refers to `Square` too
             return False
 
-    node.visit(Visitor())
+    traverse.visit(node, Visitor())
     return found
 
 

@@ -8,6 +8,7 @@ import libcst as cst
 
 from ..analysis.names import BindingKind
 from ..analysis.scopes import Site
+from ..analysis.traverse import visit
 from ..findings import Applicability
 
 _MAX_LABEL = 32
@@ -111,7 +112,7 @@ def contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
     if root is target:
         return True
     finder = _Finder(target)
-    root.visit(finder)
+    visit(root, finder)
     return finder.found
 
 
@@ -144,11 +145,11 @@ class _NameLoads(cst.CSTVisitor):
             self.count += 1
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        visit(node.value, self)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        visit(node.value, self)
         return False
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
@@ -167,7 +168,7 @@ def used_elsewhere(site: Site, name: str, allowed: Iterable[cst.CSTNode]) -> boo
         return True
     visitor = _NameLoads(name, allowed)
     for stmt in site.scope.statements:
-        stmt.visit(visitor)
+        visit(stmt, visitor)
     return visitor.count > 0
 
 

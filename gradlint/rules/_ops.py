@@ -6,6 +6,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ..analysis import traverse
 from ..analysis.block import BlockAnalysis
 from ..analysis.custom_ops import (KEYWORD_ONLY, POSITIONAL, POSITIONAL_ONLY, CustomOp, FunctionRef,
                                    OpParameter, Registration)
@@ -52,14 +53,14 @@ def returns_of(node: cst.FunctionDef) -> Iterator[tuple[cst.Return, cst.BaseStat
     """Return statements of a function (not of functions nested in it), each with the
     innermost real statement holding it (the compound statement for `if x: return y`)."""
     visitor = _Statements(cst.Return)
-    node.body.visit(visitor)
+    traverse.visit(node.body, visitor)
     yield from visitor.found  # type: ignore[misc]
 
 
 def nodes_of(root: cst.CSTNode, kind: type) -> Iterator[tuple[cst.CSTNode, cst.BaseStatement]]:
     """Nodes of a type in a function body (not in nested functions), with their statements."""
     visitor = _Statements(kind)
-    root.visit(visitor)
+    traverse.visit(root, visitor)
     yield from visitor.found
 
 

@@ -6,6 +6,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ..analysis import traverse
 from ..analysis.block import BlockAnalysis
 from ..analysis.func_transforms import TRANSFORMS, TransformedApply, class_body_start
 from ..analysis.scopes import Site
@@ -68,7 +69,7 @@ def vmap_compatible(use: TransformedApply, context) -> bool:
         if not isinstance(stmt, cst.FunctionDef):
             continue
         checker = _Batchable(context, use)
-        stmt.body.visit(checker)
+        traverse.visit(stmt.body, checker)
         if not checker.ok:
             return False
     return True

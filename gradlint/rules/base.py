@@ -6,7 +6,6 @@ ruff's sections, and its ``VALID``/``INVALID`` examples are run by one generic t
 
 from __future__ import annotations
 
-import functools
 import inspect
 import re
 import textwrap
@@ -18,28 +17,22 @@ import libcst as cst
 from ..analysis.block import BlockAnalysis
 from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY  # noqa: F401  (for the rules)
 from ..analysis.scopes import Site
-from ..analysis.source import code_only
+from ..analysis.source import without_comments_and_strings
 from ..findings import Applicability, Severity
+from . import required_text
 
 
-MENTIONS_GRADCHECK = re.compile(r"gradcheck")
-DEFINES_BACKWARD = re.compile(r"\bdef\s+(?:backward|vjp)\b")
+# a name ending in gradcheck (gradgradcheck too), not gradcheck_wrapper= and the like
+MENTIONS_GRADCHECK = re.compile(r"gradcheck(?!\w)")
+# (no leading \b: a pattern that starts with a literal is searched for much faster)
+DEFINES_BACKWARD = re.compile(r"def\s+(?:backward|vjp)\b")
+# patterns about code: the engine does not count matches in comments and strings
+# (a docstring that says "gradcheck" does not make a file worth parsing)
+CODE_PATTERNS = frozenset({MENTIONS_GRADCHECK, DEFINES_BACKWARD})
 # a block that may call a torch.func transform
 MENTIONS_FUNC_TRANSFORM = re.compile(
     r"\b(?:vmap|jacrev|jacfwd|hessian|jvp|vjp|grad_and_value|linearize|functionalize)\b"
     r"|torch\.func|functorch")
-# substrings that must be present for the pattern to match (cheaper than the regex)
-_NEEDLES = {MENTIONS_GRADCHECK: ("gradcheck",), DEFINES_BACKWARD: ("backward", "vjp"),
-            MENTIONS_TORCH_LIBRARY: ("custom_op", "triton_op", "ibrary", "register_", "impl",
-                                     "define("),
-            MENTIONS_FUNC_TRANSFORM: ("vmap", "jacrev", "jacfwd", "hessian", "jvp", "vjp",
-                                      "grad_and_value", "linearize", "functionalize", "torch.func",
-                                      "functorch")}
-
-
-@functools.lru_cache(maxsize=256)
-def _code_of(text: str) -> str:
-    return code_only(text)
 
 
 @dataclass(frozen=True)
@@ -92,13 +85,16 @@ class Rule:
     severity: ClassVar[Severity]
     summary: ClassVar[str]  # one line, for `gradlint rules`
     # the rule can only fire in a block whose text matches this regular expression (a
-    # cheap pre-check that spares parsing and analysing most code); None: always run
+    # cheap pre-check that spares parsing and analysing most code); None: always run.
+    # The engine first looks for the literal text any match must contain (see
+    # required_text), so prefer patterns with a distinctive literal, and avoid a leading \b.
     requires: ClassVar[re.Pattern | None] = None
+    # the pre-check is about code: matches in comments and strings do not count (also true
+    # of the shared patterns in CODE_PATTERNS), so docstrings that merely mention
+    # torch.library or vmap cost nothing
+    requires_in_code: ClassVar[bool] = False
     # ...or contains one of the module's aliases of gradcheck (`gc = torch.autograd.gradcheck`)
     requires_gradcheck_aliases: ClassVar[bool] = False
-    # apply `requires` to the code only, without comments and strings (docstrings that
-    # merely mention torch.library or vmap then cost nothing)
-    requires_in_code: ClassVar[bool] = False
     # ...or holds a piece of a custom op defined with torch.library (its backward, its fake
     # implementation...), wherever the op itself is defined
     requires_custom_op_parts: ClassVar[bool] = False
@@ -116,12 +112,10 @@ class Rule:
     def may_match(cls, text: str) -> bool:
         """Does ``text`` pass the rule's pre-check?"""
         assert cls.requires is not None
-        needles = _NEEDLES.get(cls.requires)
-        if needles is not None and not any(needle in text for needle in needles):
+        if not required_text.may_match(cls.requires, text):
             return False
-        if cls.requires.search(text) is None:
-            return False
-        return not cls.requires_in_code or cls.requires.search(_code_of(text)) is not None
+        in_code = cls.requires_in_code or cls.requires in CODE_PATTERNS
+        return not in_code or cls.requires.search(without_comments_and_strings(text)) is not None
 
     @classmethod
     def fixable(cls) -> bool:

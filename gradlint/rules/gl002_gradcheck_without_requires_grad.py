@@ -113,6 +113,66 @@ class GradcheckWithoutRequiresGrad(Rule):
                 x.requires_grad_()
             torch.autograd.gradcheck(torch.sin, (x,))
             """),
+        Valid("""
+            import torch
+            def test(module):
+                x = torch.randn(3, dtype=torch.float64)
+                torch.autograd.gradcheck(module, (x, module.weight))
+            """, why="an attribute of unknown code may require grad: not provable"),
+        Valid("""
+            import torch
+            def test():
+                x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                with torch.no_grad():
+                    y = x.reshape(3, 1)
+                torch.autograd.gradcheck(torch.sin, (y,))
+            """, why="a view keeps requires_grad even under no_grad"),
+        Valid("""
+            import pytest
+            import torch
+            @pytest.fixture
+            def x():
+                return torch.randn(3, dtype=torch.float64, requires_grad=True)
+            def test_sin(x):
+                assert torch.autograd.gradcheck(torch.sin, (x * 2,))
+            """),
+        Valid("""
+            import torch
+            def test_backward():
+                batch = (3, 2)
+                x = torch.randn(*batch, 7, dtype=torch.float64)
+                scale = torch.randn(*batch, dtype=torch.float64, requires_grad=True).view(*batch, 1) ** 2
+                torch.autograd.gradcheck(torch.mul, (x, scale))
+            """, why="spread sizes carry no tensor; the requires_grad before them stays"),
+        Valid("""
+            import torch
+            def test_backward(extra):
+                x = torch.randn(3, 2, dtype=torch.float64).expand(*extra)
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="`*extra` is unknown: it may spread a tensor that requires grad"),
+        Valid("""
+            import torch
+            def test_sin(fresh):
+                if fresh:
+                    x = torch.randn(3, dtype=torch.float64)
+                else:
+                    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="one branch makes it require grad: not provable either way"),
+        Valid("""
+            import torch
+            def test_sin(fresh):
+                x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                if fresh:
+                    x = torch.randn(3, dtype=torch.float64)
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """, why="without the branch, the earlier value requires grad"),
+        Valid("""
+            import torch
+            def test_sin():
+                t = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                torch.autograd.gradcheck(torch.sin, (torch.as_tensor(t),))
+            """, why="as_tensor of a tensor is that tensor"),
     ]
     INVALID = [
         Invalid(
@@ -192,6 +252,124 @@ class GradcheckWithoutRequiresGrad(Rule):
             """,
             message="no input of this gradcheck call requires grad (`n`); torch raises ValueError",
         ),
+        Invalid(
+            """
+            import torch
+            def test():
+                x = 0.05 + 2.5 * torch.rand(4, 1, dtype=torch.float64)
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="no input of this gradcheck call requires grad (`x`); torch raises ValueError",
+            fixed="""
+            import torch
+            def test():
+                x = (0.05 + 2.5 * torch.rand(4, 1, dtype=torch.float64)).requires_grad_()
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            def test():
+                x = torch.rand(3, dtype=torch.float64, requires_grad=True)
+                with torch.no_grad():
+                    y = x * 2
+                torch.autograd.gradcheck(torch.sin, (y, x.detach().exp()))
+            """,
+            message="no input of this gradcheck call requires grad (`y`); torch raises ValueError",
+            fixed="""
+            import torch
+            def test():
+                x = torch.rand(3, dtype=torch.float64, requires_grad=True)
+                with torch.no_grad():
+                    y = (x * 2).requires_grad_()
+                torch.autograd.gradcheck(torch.sin, (y, x.detach().exp().requires_grad_()))
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            @torch.no_grad()
+            def check(fn):
+                w = torch.ones(3, dtype=torch.float64, requires_grad=True)
+                return torch.autograd.gradcheck(fn, (w.exp(),))
+            """,
+            message="no input of this gradcheck call requires grad; torch raises ValueError",
+            fixed="""
+            import torch
+            @torch.no_grad()
+            def check(fn):
+                w = torch.ones(3, dtype=torch.float64, requires_grad=True)
+                return torch.autograd.gradcheck(fn, (w.exp().requires_grad_(),))
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import pytest
+            import torch
+            @pytest.fixture
+            def x():
+                return torch.randn(3, dtype=torch.float64)
+            def test_sin(x):
+                assert torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="no input of this gradcheck call requires grad (`x`); torch raises ValueError",
+        ),
+        Invalid(
+            """
+            import torch
+            def test_backward():
+                batch = (3, 2)
+                x = torch.randn(*batch, 7, dtype=torch.float64)
+                scale = torch.randn(*batch, dtype=torch.float64).view(*batch, 1) ** 2
+                torch.autograd.gradcheck(torch.mul, (x, scale))
+            """,
+            message="no input of this gradcheck call requires grad (`x`, `scale`); torch raises ValueError",
+            range=(6, 41, 6, 51),
+            fixed="""
+            import torch
+            def test_backward():
+                batch = (3, 2)
+                x = torch.randn(*batch, 7, dtype=torch.float64, requires_grad=True)
+                scale = (torch.randn(*batch, dtype=torch.float64).view(*batch, 1) ** 2).requires_grad_()
+                torch.autograd.gradcheck(torch.mul, (x, scale))
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            def test_sin(mode):
+                if mode == "randn":
+                    x = torch.randn(3, dtype=torch.float64)
+                elif mode == "ones":
+                    x = torch.ones(3, dtype=torch.float64)
+                else:
+                    raise ValueError(mode)
+                torch.autograd.gradcheck(torch.sin, (x,))
+            """,
+            message="no input of this gradcheck call requires grad (`x`); torch raises ValueError",
+            range=(9, 41, 9, 45),
+        ),
+        Invalid(
+            """
+            import pytest
+            import torch
+
+            @pytest.fixture
+            def pair():
+                return torch.randn(3, dtype=torch.float64), torch.randn(3, dtype=torch.float64)
+
+            def test_mul(pair):
+                a, b = pair
+                assert torch.autograd.gradcheck(torch.mul, (a, b))
+            """,
+            message="no input of this gradcheck call requires grad (`a`, `b`); torch raises ValueError",
+            range=(10, 48, 10, 54),
+        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
@@ -199,7 +377,8 @@ class GradcheckWithoutRequiresGrad(Rule):
             elements = input_elements(call, block.evaluator)
             if not elements or not all(_known_without_grad(e) for e in elements):
                 continue
-            names = [f"`{e.expr.value}`" for e in elements if isinstance(e.expr, cst.Name)]
+            names = list(dict.fromkeys(f"`{e.expr.value}`" for e in elements
+                                       if isinstance(e.expr, cst.Name)))
             listed = f" ({', '.join(names)})" if names and len(names) <= 4 else ""
             message = (f"no input of this {call.variant} call requires grad{listed}; "
                        f"torch raises ValueError")

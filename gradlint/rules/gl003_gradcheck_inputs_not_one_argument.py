@@ -21,7 +21,9 @@ class GradcheckInputsNotOneArgument(Rule):
     Checks that a `gradcheck`/`gradgradcheck` call gets its inputs as one argument and
     its settings as keywords:
 
-    - `gradcheck(f, x, y)`: inputs spread over several arguments;
+    - `gradcheck(f, x, y)`: inputs spread over several arguments, also as
+      `gradcheck(f, *inputs)` with `inputs` a tuple or list of two or more (the fix is
+      `tuple(inputs)`);
     - `gradcheck(f, (x,), 1e-6)`: a setting passed positionally;
     - `gradgradcheck(f, x, y)` where `f` needs two inputs: `y` silently becomes
       `grad_outputs`, the third positional parameter of gradgradcheck;
@@ -107,6 +109,23 @@ class GradcheckInputsNotOneArgument(Rule):
             def check(*args):
                 torch.autograd.gradcheck(torch.sin, *args)
             """),
+        Valid("""
+            import torch
+            def test():
+                inputs = [torch.randn(3, dtype=torch.float64, requires_grad=True)]
+                torch.autograd.gradcheck(torch.sin, *inputs)
+            """, why="one element spread is that element"),
+        Valid("""
+            import torch
+            def test(inputs):
+                torch.autograd.gradcheck(torch.mul, *inputs)
+            """, why="the length of inputs is unknown"),
+        Valid("""
+            import torch
+            def test(n):
+                inputs = [torch.randn(3, dtype=torch.float64, requires_grad=True) for _ in range(n)]
+                torch.autograd.gradcheck(torch.sin, *inputs)
+            """, why="`range(n)` may have one element"),
     ]
     INVALID = [
         Invalid(
@@ -240,10 +259,72 @@ class GradcheckInputsNotOneArgument(Rule):
             """,
             applicability="safe",
         ),
+        Invalid(
+            """
+            import torch
+            def test():
+                x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                inputs = [x, x.clone()]
+                torch.autograd.gradcheck(torch.mul, *inputs, eps=1e-6)
+            """,
+            message="gradcheck takes all inputs as one tuple; `*inputs` spreads 2 inputs over "
+                    "separate arguments (TypeError); pass `tuple(inputs)`",
+            range=(5, 41, 5, 48),
+            fixed="""
+            import torch
+            def test():
+                x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+                inputs = [x, x.clone()]
+                torch.autograd.gradcheck(torch.mul, tuple(inputs), eps=1e-6)
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            def test():
+                inputs = [torch.randn(3, dtype=torch.float64, requires_grad=True) for _ in range(2)]
+                torch.autograd.gradcheck(torch.mul, *inputs)
+            """,
+            message="gradcheck takes all inputs as one tuple; `*inputs` spreads 2 inputs over "
+                    "separate arguments (TypeError); pass `tuple(inputs)`",
+            range=(4, 41, 4, 48),
+            fixed="""
+            import torch
+            def test():
+                inputs = [torch.randn(3, dtype=torch.float64, requires_grad=True) for _ in range(2)]
+                torch.autograd.gradcheck(torch.mul, tuple(inputs))
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            from functools import partial
+            import torch
+            check = partial(torch.autograd.gradcheck, atol=1e-4)
+            def test(x, y):
+                assert check(torch.mul, x, y)
+            """,
+            message="gradcheck takes all inputs as one tuple; `y` is a separate argument (TypeError)",
+            fixed="""
+            from functools import partial
+            import torch
+            check = partial(torch.autograd.gradcheck, atol=1e-4)
+            def test(x, y):
+                assert check(torch.mul, (x, y))
+            """,
+            applicability="safe",
+        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
         for call in block.gradcheck_calls:
+            star = call.star_inputs
+            if star is not None:
+                report = self._spread(block, call, star)
+                if report is not None:
+                    yield report
+                continue
             if call.has_star_args or call.inputs is None:
                 continue
             report = (self._positional(block, call) or self._grad_outputs_trap(block, call)
@@ -304,6 +385,26 @@ class GradcheckInputsNotOneArgument(Rule):
         new_call = call.node.with_changes(args=new_args)
         return FixProposal(title, Applicability.SAFE,
                            (Replacement(call.node, block.code(new_call), call.site),))
+
+    # gradcheck(f, *inputs) -----------------------------------------------------------
+    def _spread(self, block: BlockAnalysis, call: GradcheckCall, star: cst.Arg) -> Report | None:
+        fact = block.evaluator.fact(star.value, call.site)
+        if not isinstance(fact, SequenceFact) or fact.elements is None or len(fact.elements) < 2:
+            return None  # one element spread is that element: a valid inputs argument
+        shown = block.code(star.value)
+        count = len(fact.elements)
+        if call.variant == "gradgradcheck" and count == 2:
+            effect = "the second becomes grad_outputs"
+        else:
+            effect = "TypeError"
+        message = (f"{call.variant} takes all inputs as one tuple; `*{shown}` spreads {count} "
+                   f"inputs over separate arguments ({effect}); pass `tuple({shown})`")
+        args = [a.with_changes(star="", value=cst.Call(cst.Name("tuple"), [cst.Arg(star.value)]))
+                if a is star else a for a in call.node.args]
+        fix = FixProposal("Pass the inputs as one tuple", Applicability.SAFE,
+                          (Replacement(call.node, block.code(call.node.with_changes(args=args)),
+                                       call.site),))
+        return Report(star, message, call.site, fix)
 
     # gradgradcheck(f, x, y) with a 2-input f / gradgradcheck(f, (x,), 1e-6) -----------
     def _grad_outputs_trap(self, block: BlockAnalysis, call: GradcheckCall) -> Report | None:

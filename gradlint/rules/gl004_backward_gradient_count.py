@@ -5,10 +5,11 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from ..analysis.autograd_functions import AutogradFunction, Method
+from ..analysis.autograd_functions import AutogradFunction, Method, gradient_names
 from ..analysis.block import BlockAnalysis
 from ..analysis.names import BindingKind
 from ..analysis.scopes import Site, find_site
+from ..analysis.traverse import visit
 from ..findings import Applicability, Severity
 from .base import DEFINES_BACKWARD, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
@@ -36,7 +37,9 @@ class BackwardGradientCount(Rule):
     gives one gradient per input of `forward` (without `ctx`), in both styles:
     `forward(ctx, *inputs)`, and `forward(*inputs)` with `setup_context(ctx, inputs,
     output)`. Returns that pass trailing `None`s beyond the inputs are reported as a
-    warning.
+    hint (shown in editors, never failing `gradlint check`), or as a warning when the same
+    backward also returns too few gradients somewhere or a gradient in another input's
+    slot.
 
     With `forward(ctx, x, alpha=1.0)`, `apply` counts the arguments actually passed, so
     `backward` may return one or two values; with `setup_context`, `apply` binds the
@@ -224,6 +227,18 @@ class BackwardGradientCount(Rule):
                 def backward(ctx, grad):
                     return grad.chunk(2)
             """, why="chunk returns a tuple"),
+        Valid("""
+            import torch
+            class Scale(torch.autograd.Function):
+                @staticmethod
+                @property
+                def forward(ctx, x, y):
+                    return x * y
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad
+            """, why="a decorator known to change what forward is"),
     ]
     INVALID = [
         Invalid(
@@ -383,7 +398,7 @@ class BackwardGradientCount(Rule):
             """,
             message="backward returns 3 values but forward takes 1 input (`x`); torch ignores "
                     "the extra trailing None",
-            severity="warning",
+            severity="hint",
             fixed="""
             import torch
             class Square(torch.autograd.Function):
@@ -449,6 +464,96 @@ class BackwardGradientCount(Rule):
             """,
             applicability="unsafe",
         ),
+        Invalid(
+            """
+            import torch
+            from torch.autograd import Function
+            class SparsemaxFunction(Function):
+                @classmethod
+                def forward(cls, ctx, X, dim):
+                    ctx.save_for_backward(X)
+                    return X.clamp(min=0)
+
+                @classmethod
+                def backward(cls, ctx, grad_output):
+                    X, = ctx.saved_tensors
+                    return grad_output * (X > 0)
+            """,
+            message="backward returns 1 gradient but forward takes 2 inputs (`X`, `dim`); torch "
+                    "raises RuntimeError when backward runs",
+            fixed="""
+            import torch
+            from torch.autograd import Function
+            class SparsemaxFunction(Function):
+                @classmethod
+                def forward(cls, ctx, X, dim):
+                    ctx.save_for_backward(X)
+                    return X.clamp(min=0)
+
+                @classmethod
+                def backward(cls, ctx, grad_output):
+                    X, = ctx.saved_tensors
+                    return grad_output * (X > 0), None
+            """,
+            applicability="unsafe",
+        ),
+        Invalid(
+            """
+            import torch
+            from mylib import traced, ensure_contiguous
+            class Mul(torch.autograd.Function):
+                @staticmethod
+                @traced("mul")
+                @ensure_contiguous
+                def forward(ctx, a, b):
+                    ctx.save_for_backward(a, b)
+                    return a * b
+
+                @staticmethod
+                @traced("mul_backward")
+                def backward(ctx, grad):
+                    a, b = ctx.saved_tensors
+                    return grad * b, grad * a, grad
+            """,
+            message="backward returns 3 gradients but forward takes 2 inputs (`a`, `b`); torch "
+                    "raises RuntimeError when backward runs",
+        ),
+        Invalid(
+            """
+            import torch
+            class Clip(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, low, high):
+                    ctx.save_for_backward(x)
+                    return x.clamp(low, high)
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    if grad is None:
+                        return None, None
+                    return grad * (x > 0), None, None, None
+            """,
+            count=2,
+            message="backward returns 2 gradients but forward takes 3 inputs (`x`, `low`, "
+                    "`high`); torch raises RuntimeError when backward runs",
+            fixed="""
+            import torch
+            class Clip(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, low, high):
+                    ctx.save_for_backward(x)
+                    return x.clamp(low, high)
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    if grad is None:
+                        return None, None, None
+                    return grad * (x > 0), None, None, None
+            """,
+            applicability="unsafe",
+        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
@@ -462,8 +567,14 @@ class BackwardGradientCount(Rule):
                 continue
             params, required = signature
             total = len(params)
-            for returned in backward_returns(function.backward):
-                report = _check_return(block, function, returned, params, required, total)
+            returns = list(backward_returns(function.backward))
+            # extra trailing Nones are harmless (a hint) unless this backward also has a
+            # return with too few gradients or a gradient in another input's slot
+            suspicious = any(r.count < required for r in returns) or any(
+                _misplaced(r, params, function.backward) for r in returns)
+            for returned in returns:
+                report = _check_return(block, function, returned, params, required, total,
+                                       Severity.WARNING if suspicious else Severity.HINT)
                 if report is not None:
                     yield report
 
@@ -476,8 +587,23 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" + ("" if count == 1 else "s")
 
 
+def _misplaced(returned: _Returned, params: Sequence[cst.Param], backward: Method) -> bool:
+    """A returned name that says it is the gradient of another input (`grad_w` in `x`'s slot)."""
+    if returned.values is None:
+        return False
+    names = [p.name.value for p in params]
+    own = {p.name.value for p in backward.params}
+    for slot, value in enumerate(returned.values[: len(names)]):
+        if isinstance(value, cst.Name) and value.value not in own:
+            owners = [i for i, n in enumerate(names) if value.value in gradient_names(n)]
+            if len(owners) == 1 and owners[0] != slot:
+                return True
+    return False
+
+
 def _check_return(block: BlockAnalysis, function: AutogradFunction, returned: _Returned,
-                  params: Sequence[cst.Param], required: int, total: int) -> Report | None:
+                  params: Sequence[cst.Param], required: int, total: int,
+                  extra_none_severity: Severity = Severity.HINT) -> Report | None:
     count = returned.count
     inputs = f"({_names(params)})" if params else ""
     value = returned.node.value
@@ -507,7 +633,7 @@ def _check_return(block: BlockAnalysis, function: AutogradFunction, returned: _R
         message = (f"backward returns {count} values but forward takes {_plural(total, 'input')} "
                    f"{inputs}; torch ignores the extra trailing None")
         return Report(returned.node, message, returned.site, _drop_extras(block, returned, total),
-                      severity=Severity.WARNING)
+                      severity=extra_none_severity)
     if extras is None:
         return None
     message = (f"backward returns {count} gradients but forward takes {_plural(total, 'input')} "
@@ -595,7 +721,7 @@ def backward_returns(method: Method) -> Iterator[_Returned]:
     """Every `return` of a backward with how many values it gives (when known)."""
     visitor = _Returns()
     for stmt in method.scope.statements:
-        stmt.visit(visitor)
+        visit(stmt, visitor)
     for node in visitor.returns:
         site = _return_site(method, node)
         if site is None:
@@ -628,7 +754,7 @@ def _mentions_needs_input_grad(node: cst.CSTNode) -> bool:
             if attribute.attr.value == "needs_input_grad":
                 found.append(attribute)
 
-    node.visit(Visitor())
+    visit(node, Visitor())
     return bool(found)
 
 

@@ -8,7 +8,9 @@ import libcst as cst
 from ..analysis.autograd_functions import AutogradFunction, Method
 from ..analysis.block import BlockAnalysis
 from ..analysis.names import compound_bodies, target_names
-from ..analysis.scopes import Site, find_site
+from ..analysis.method_body import returns
+from ..analysis.scopes import ModuleContext, Site, find_site
+from ..analysis.traverse import visit
 from ..findings import Applicability, Severity
 from .base import DEFINES_BACKWARD, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
@@ -28,7 +30,8 @@ class BackwardUsesUnsavedTensor(Rule):
       does not exist there (or, for `input`, it is Python's builtin function);
     - `a, b, c = ctx.saved_tensors` when `forward` saved a different number of tensors;
     - `x = ctx.saved_tensors` (a forgotten comma) when one tensor was saved: `x` is then a
-      1-tuple, not a tensor.
+      1-tuple, not a tensor;
+    - `ctx.saved_tensors[i]` past the tensors saved (`IndexError: tuple index out of range`).
 
     ## Why is this bad?
     Each of these fails only when backward runs, far from the cause: a `NameError: name
@@ -221,6 +224,50 @@ class BackwardUsesUnsavedTensor(Rule):
                     a, b = ctx.saved_tensors
                     return grad * b, grad * a, None
             """, why="gradlint cannot tell which save ran"),
+        Valid("""
+            import torch
+            class Mul(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, a, b):
+                    ctx.save_for_backward(a, b)
+                    return a * b
+
+                @staticmethod
+                def backward(ctx, grad):
+                    saved = ctx.saved_tensors
+                    return grad * saved[-1], grad * saved[0]
+            """),
+        Valid("""
+            import torch
+            class Base(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x * 2
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    return grad * x
+
+            class Saving(Base):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.save_for_backward(x)
+                    return x * 2
+            """, why="a subclass saves; Base's own forward may never run"),
+        Valid("""
+            import torch
+            class Delegating(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    remember(ctx, x)
+                    return x * 2
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    return grad * x
+            """, why="ctx is handed to a helper that may save"),
     ]
     INVALID = [
         Invalid(
@@ -347,6 +394,78 @@ class BackwardUsesUnsavedTensor(Rule):
             message="backward unpacks 1 saved tensor but setup_context saved 2 (`x`, `w`); "
                     "ValueError when backward runs",
         ),
+        Invalid(
+            """
+            import torch
+            class Mul(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, a, b):
+                    ctx.save_for_backward(a, b)
+                    return a * b
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad * ctx.saved_tensors[1], grad * ctx.saved_tensors[2]
+            """,
+            message="backward reads saved tensor [2] but forward saved 2 (`a`, `b`); IndexError "
+                    "when backward runs",
+            range=(10, 52, 10, 72),
+        ),
+        Invalid(
+            """
+            import torch
+            class Sparsemax(torch.autograd.Function):
+                @classmethod
+                def forward(cls, ctx, X, dim=-1):
+                    ctx.dim = dim
+                    output = X.clamp(min=0)
+                    ctx.save_for_backward(output)
+                    return output
+
+                @classmethod
+                def backward(cls, ctx, grad_output):
+                    return grad_output * (output > 0), None
+            """,
+            message="backward reads `output`, a local variable of forward that backward cannot "
+                    "see (NameError); unpack it from ctx.saved_tensors, where it was saved",
+        ),
+        Invalid(
+            """
+            import torch
+            class Double(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.scale = 2.0
+                    return x * ctx.scale
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    return grad * ctx.scale
+            """,
+            message="backward unpacks 1 saved tensor but forward saved nothing; ValueError when "
+                    "backward runs",
+            range=(10, 9, 10, 11),
+        ),
+        Invalid(
+            """
+            import torch
+            class ChunkedBase(torch.autograd.Function):
+                @staticmethod
+                def forward(cls, ctx, x, weight):
+                    grad_x, grad_w = cls.grads(x, weight)
+                    ctx.save_for_backward(grad_x, grad_w)
+                    return (x * weight).sum()
+
+                @staticmethod
+                def backward(ctx, grad):
+                    grad_x, grad_w, grad_b = ctx.saved_tensors
+                    return grad_x * grad, grad_w * grad
+            """,
+            message="backward unpacks 3 saved tensors but forward saved 2 (`grad_x`, `grad_w`); "
+                    "ValueError when backward runs",
+            range=(11, 9, 11, 31),
+        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
@@ -355,6 +474,7 @@ class BackwardUsesUnsavedTensor(Rule):
             if backward is None or "backward" in function.inherited or "vjp" in function.inherited:
                 continue
             yield from _unpacking(block, function, backward)
+            yield from _indexing(block, function, backward)
             yield from _foreign_names(block, function, backward)
 
 
@@ -370,7 +490,7 @@ class _Uses(cst.CSTVisitor):
         self.uses.append((node, "value"))
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        visit(node.value, self)
         return False
 
     def visit_Call(self, node: cst.Call) -> bool:
@@ -378,16 +498,16 @@ class _Uses(cst.CSTVisitor):
             self.uses.append((node.func, "call"))
             higher = node.func.value in _HIGHER_ORDER
         else:
-            node.func.visit(self)
+            visit(node.func, self)
             higher = False
         for arg in node.args:
             if arg.keyword is not None or higher:
                 if isinstance(arg.value, cst.Name):
                     self.uses.append((arg.value, "argument"))
                 else:
-                    arg.value.visit(self)
+                    visit(arg.value, self)
             else:
-                arg.value.visit(self)
+                visit(arg.value, self)
         return False
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
@@ -422,7 +542,7 @@ def _foreign_names(block: BlockAnalysis, function: AutogradFunction,
         return
     visitor = _Uses()
     for stmt in backward.scope.statements:
-        stmt.visit(visitor)
+        visit(stmt, visitor)
     outside = function.scope.parent  # the scope the class is defined in
     reported: set[str] = set()
     for node, usage in visitor.uses:
@@ -438,8 +558,9 @@ def _foreign_names(block: BlockAnalysis, function: AutogradFunction,
         if outside is not None and outside.binding_scope(name) is not None:
             continue  # a global or a closure variable: visible in backward too
         builtin = name in _BUILTINS
-        if builtin and usage != "value":
-            continue  # `max(a, b)`, `key=len`: the builtin itself, on purpose
+        if builtin and usage != "value" and not (usage == "argument" and name == "input"):
+            continue  # `max(a, b)`, `key=len`: the builtin itself, on purpose (but nobody
+            # hands Python's input() to a function: `f(x=input)` means forward's tensor)
         reported.add(name)
         yield _foreign_report(backward, owner, node, builtin)
 
@@ -479,8 +600,8 @@ def _stored_as(method: Method, name: str) -> str | None:
 
 
 # -- ctx.saved_tensors ----------------------------------------------------------------
-def _save_calls(method: Method) -> list[cst.Call]:
-    ctx = method.context_name
+def _save_calls(method: Method, ctx: str | None = None) -> list[cst.Call]:
+    ctx = ctx or method.context_name
     calls: list[cst.Call] = []
 
     class Finder(cst.CSTVisitor):
@@ -497,7 +618,7 @@ def _save_calls(method: Method) -> list[cst.Call]:
             return False
 
     for stmt in method.scope.statements:
-        stmt.visit(Finder())
+        visit(stmt, Finder())
     return calls
 
 
@@ -508,28 +629,97 @@ def _saved_names(method: Method) -> list[str] | None:
     return [a.value.value if isinstance(a.value, cst.Name) else "" for a in calls[0].args]
 
 
-def _saved(function: AutogradFunction) -> tuple[Method, cst.Call] | None:
-    """The one `ctx.save_for_backward(...)` call, in setup_context or forward."""
+def _saved(function: AutogradFunction, context: ModuleContext
+           ) -> tuple[Method, cst.Call | None] | None:
+    """The one `ctx.save_for_backward(...)` call, in setup_context or forward (None: the
+    method certainly saves nothing)."""
     method = function.setup_context if function.style == "setup_context" else function.forward
-    if method is None or function.style is None or not method.params:
+    ctx = None
+    if method is not None and [p.name.value for p in method.params[:2]] == ["cls", "ctx"]:
+        ctx = "ctx"  # a base class's `forward(cls, ctx, ...)` that subclasses' forward call
+    elif method is None or function.style is None or not method.params:
         return None
-    if ("setup_context" if function.style == "setup_context" else "forward") in function.inherited:
+    if method is None or \
+            ("setup_context" if function.style == "setup_context" else "forward") in function.inherited:
         return None
-    calls = _save_calls(method)
+    calls = _save_calls(method, ctx)
+    if not calls and ctx is None and _saves_nothing(function, method, context):
+        return method, None  # ctx.saved_tensors is ()
     if len(calls) != 1 or any(a.star or a.keyword is not None for a in calls[0].args):
         return None
     return method, calls[0]
 
 
+def _saves_nothing(function: AutogradFunction, method: Method, context: ModuleContext) -> bool:
+    """``method`` certainly saves no tensor, and it is the one that runs: a forward that
+    returns a value, is not abstract, in a class no class of the module derives from."""
+    if any(isinstance(d.decorator, (cst.Name, cst.Attribute)) and
+           (d.decorator.value if isinstance(d.decorator, cst.Name) else d.decorator.attr.value)
+           == "abstractmethod" for d in method.node.decorators):
+        return False
+    if not any(isinstance(r.value, cst.BaseExpression) for r, _ in returns(method)):
+        return False
+    return _ctx_only_attributes(method) and not _derived_from(function.name, context)
+
+
+def _derived_from(name: str, context: ModuleContext) -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            nonlocal found
+            for base in node.bases:
+                value = base.value
+                if (isinstance(value, cst.Name) and value.value == name) or \
+                        (isinstance(value, cst.Attribute) and value.attr.value == name):
+                    found = True
+
+    for stmt in context.statements:
+        visit(stmt, Finder())
+    return found
+
+
+def _ctx_only_attributes(method: Method) -> bool:
+    """``ctx`` appears in the method only as ``ctx.attr`` (never handed to other code,
+    never in a nested function, never ``ctx.save_for_backward``): nothing can save."""
+    ctx = method.context_name
+    if ctx is None or ctx in ("cls", "self"):
+        return False  # not a ctx for sure
+    safe: set[int] = set()
+    names: list[cst.Name] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if isinstance(node.value, cst.Name) and node.value.value == ctx and \
+                    node.attr.value != "save_for_backward":
+                safe.add(id(node.value))
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == ctx:
+                names.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            names.append(cst.Name(ctx))  # a nested function: what it does is not followed
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return self.visit_FunctionDef(node)  # type: ignore[arg-type]
+
+    for stmt in method.scope.statements:
+        visit(stmt, Finder())
+    return all(id(name) in safe for name in names)
+
+
 def _unpacking(block: BlockAnalysis, function: AutogradFunction, backward: Method
                ) -> Iterator[Report]:
-    saved = _saved(function)
+    saved = _saved(function, block.context)
     if saved is None:
         return
     method, call = saved
-    count = len(call.args)
+    args = call.args if call is not None else ()
+    count = len(args)
     where = "forward" if method is function.forward else "setup_context"
-    names = [block.code(a.value) for a in call.args]
+    names = [block.code(a.value) for a in args]
     ctx = backward.context_name
     for line in _lines(backward.scope.statements):
         for small in line.body:
@@ -550,7 +740,7 @@ def _unpacking(block: BlockAnalysis, function: AutogradFunction, backward: Metho
                 if unpacked != count:
                     listed = ", ".join(f"`{n}`" for n in names) if all(len(n) < 20 for n in names) else ""
                     message = (f"backward unpacks {unpacked} saved tensor{'s' if unpacked != 1 else ''} "
-                               f"but {where} saved {count}{f' ({listed})' if listed else ''}; "
+                               f"but {where} saved {count or 'nothing'}{f' ({listed})' if listed else ''}; "
                                f"ValueError when backward runs")
                     yield Report(target, message, site)
             elif isinstance(target, cst.Name) and count == 1 and \
@@ -561,6 +751,67 @@ def _unpacking(block: BlockAnalysis, function: AutogradFunction, backward: Metho
                 message = (f"`{target.value} = {ctx}.saved_tensors` makes `{target.value}` a 1-tuple, "
                            f"not the saved tensor; write `{target.value}, = {ctx}.saved_tensors`")
                 yield Report(target, message, site, fix)
+
+
+def _indexing(block: BlockAnalysis, function: AutogradFunction, backward: Method
+              ) -> Iterator[Report]:
+    """``ctx.saved_tensors[i]`` (or ``saved[i]`` after ``saved = ctx.saved_tensors``) past
+    the tensors saved."""
+    saved = _saved(function, block.context)
+    if saved is None:
+        return
+    method, call = saved
+    args = call.args if call is not None else ()
+    count = len(args)
+    where = "forward" if method is function.forward else "setup_context"
+    names = [block.code(a.value) for a in args]
+    listed = ", ".join(f"`{n}`" for n in names) if all(len(n) < 20 for n in names) else ""
+    ctx = backward.context_name
+    aliases = {name for name, bindings in backward.scope.table.bindings.items()
+               if len(bindings) == 1 and bindings[0].value is not None
+               and _is_saved_tensors(bindings[0].value, ctx)}
+    finder = _SavedSubscripts(ctx, aliases)
+    for stmt in backward.scope.statements:
+        visit(stmt, finder)
+    for node, index in finder.found:
+        if -count <= index < count:
+            continue
+        message = (f"backward reads saved tensor [{index}] but {where} saved {count or 'nothing'}"
+                   f"{f' ({listed})' if listed else ''}; IndexError when backward runs")
+        yield Report(node, message, _site_of_name(backward, node))  # type: ignore[arg-type]
+
+
+def _is_saved_tensors(node: cst.BaseExpression, ctx: str | None) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "saved_tensors" and \
+        isinstance(node.value, cst.Name) and node.value.value == ctx
+
+
+class _SavedSubscripts(cst.CSTVisitor):
+    def __init__(self, ctx: str | None, aliases: set[str]):
+        self.ctx = ctx
+        self.aliases = aliases
+        self.found: list[tuple[cst.Subscript, int]] = []
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        base = node.value
+        if not (_is_saved_tensors(base, self.ctx) or
+                (isinstance(base, cst.Name) and base.value in self.aliases)):
+            return
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return
+        value = node.slice[0].slice.value
+        negative = isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus)
+        if negative:
+            value = value.expression  # type: ignore[union-attr]
+        if isinstance(value, cst.Integer):
+            index = int(value.value, 0)
+            self.found.append((node, -index if negative else index))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
 
 
 class _TupleUse(cst.CSTVisitor):
@@ -621,7 +872,7 @@ class _TupleUse(cst.CSTVisitor):
 def _used_as_tensor(method: Method, name: str) -> bool:
     visitor = _TupleUse(name)
     for stmt in method.scope.statements:
-        stmt.visit(visitor)
+        visit(stmt, visitor)
     return visitor.as_tensor and not visitor.as_tuple
 
 
@@ -638,7 +889,7 @@ def _lines(statements):
 def _site_of_name(method: Method, node: cst.Name) -> Site:
     for stmt in method.scope.statements:
         finder = _Contains(node)
-        stmt.visit(finder)
+        visit(stmt, finder)
         if finder.found:
             return _deepest_site(method, stmt, node)
     return Site(method.scope, ())
@@ -647,7 +898,7 @@ def _site_of_name(method: Method, node: cst.Name) -> Site:
 def _deepest_site(method: Method, top: cst.BaseStatement, node: cst.Name) -> Site:
     for line in _lines([top]):
         finder = _Contains(node)
-        line.visit(finder)
+        visit(line, finder)
         if finder.found:
             site = find_site(method.scope.statements, method.scope, line)
             if site is not None:

@@ -8,10 +8,12 @@ import libcst as cst
 from ..analysis.block import BlockAnalysis
 from ..analysis.declarations import DECLARATION, DECORATOR, decorator_declaration, declaration_comments
 from ..analysis.scopes import Site
+from ..analysis.traverse import visit
 from ..findings import Severity
 from .base import Invalid, Report, Rule, Valid
 
-MENTIONS_DECLARATION = re.compile(r"gradlint:\s*inputs|\binputs\s*\(")
+# a declaration comment, or a decorator (`@gradlint.inputs(`, `@inputs(` when imported)
+MENTIONS_DECLARATION = re.compile(r"gradlint:\s*inputs|@\s*(?:[\w.]+\.)?inputs\s*\(")
 
 
 class InvalidInputsDeclaration(Rule):
@@ -237,7 +239,7 @@ def _all_comments(module: cst.Module) -> list[cst.Comment]:
         def visit_Comment(self, node: cst.Comment) -> None:
             found.append(node)
 
-    module.visit(Visitor())
+    visit(module, Visitor())
     return found
 
 

@@ -59,6 +59,7 @@ class GradcheckIsNotAModule(Rule):
     severity = Severity.ERROR
     summary = "an attribute of torch.autograd.gradcheck, which is a function, not the module"
     requires = ATTRIBUTE_OF_GRADCHECK
+    requires_in_code = True
     requires_gradcheck_aliases = True
 
     VALID = [

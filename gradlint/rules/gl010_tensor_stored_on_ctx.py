@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ..analysis import traverse
 from ..analysis import torch_ops
 from ..analysis.autograd_functions import AutogradFunction, Method
 from ..analysis.block import BlockAnalysis
@@ -426,7 +427,7 @@ class _Uses(cst.CSTVisitor):
 def _name_uses(method: Method, name: str) -> list[tuple[cst.Name, cst.CSTNode | None]]:
     visitor = _Uses(name)
     for stmt in method.scope.statements:
-        stmt.visit(visitor)
+        traverse.visit(stmt, visitor)
     return visitor.found
 
 

@@ -5,6 +5,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ..analysis import traverse
 from ..analysis.autograd_functions import AutogradFunction, Method
 from ..analysis.block import BlockAnalysis
 from ..analysis.method_body import compound_sites, lines, names_in, returns
@@ -279,7 +280,7 @@ def _returns_detached(method: Method) -> bool:
 
 def _has_detach(node: cst.CSTNode) -> bool:
     finder = _Detach()
-    node.visit(finder)
+    traverse.visit(node, finder)
     return finder.found and "detach" not in names_in(node)
 
 

@@ -5,6 +5,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ..analysis import traverse
 from ..analysis.autograd_functions import AutogradFunction, Method
 from ..analysis.block import BlockAnalysis
 from ..analysis.method_body import lines
@@ -182,7 +183,7 @@ def _literal_int(node: cst.BaseExpression) -> int | None:
 def _indexing(method: Method, total: int, names: str) -> Iterator[Report]:
     for line in lines(method):
         visitor = _Subscripts(method.context_name)
-        line.node.visit(visitor)
+        traverse.visit(line.node, visitor)
         for node, value in visitor.found:
             if -total <= value < total:
                 continue

@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ..analysis import traverse
 from ..analysis.block import BlockAnalysis
 from ..analysis.custom_ops import KEYWORD_ONLY, POSITIONAL, CustomOp, OpParameter
 from ..analysis.names import statement_bindings
@@ -291,7 +292,7 @@ def _type_checking_only_name(annotation: cst.Annotation, context: ModuleContext)
     if not hidden:
         return None
     finder = _Names()
-    expr.visit(finder)
+    traverse.visit(expr, finder)
     for name in finder.names:
         if name in hidden:
             return name
@@ -306,7 +307,7 @@ class _Names(cst.CSTVisitor):
         self.names.append(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        traverse.visit(node.value, self)
         return False
 
 

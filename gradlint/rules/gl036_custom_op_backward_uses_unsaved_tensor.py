@@ -5,6 +5,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ..analysis import traverse
 from ..analysis.block import BlockAnalysis
 from ..analysis.custom_ops import CustomOp, FunctionRef
 from ..analysis.names import body_statements
@@ -300,7 +301,7 @@ def _is_ctx(expr: cst.BaseExpression, ctx: str) -> bool:
 def _is_attribute_base(name: cst.Name, statement: cst.BaseStatement) -> bool:
     """Is this use of ctx the object of an attribute access (`ctx.x`)?"""
     finder = _AttributeBases(name)
-    statement.visit(finder)
+    traverse.visit(statement, finder)
     return finder.found
 
 

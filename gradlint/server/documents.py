@@ -91,11 +91,25 @@ class Document:
         None for a full replacement."""
         if start is None or end is None:
             self.text = text
-        else:
-            begin = self.offset(start[0], start[1], encoding)
-            finish = max(begin, self.offset(end[0], end[1], encoding))
-            self.text = self.text[:begin] + text + self.text[finish:]
-        self._reindex()
+            self._reindex()
+            return
+        begin = self.offset(start[0], start[1], encoding)
+        finish = max(begin, self.offset(end[0], end[1], encoding))
+        self.text = self.text[:begin] + text + self.text[finish:]
+        self._reindex_edit(begin, finish, len(text) - (finish - begin))
+
+    def _reindex_edit(self, begin: int, finish: int, delta: int) -> None:
+        """Update the line starts after replacing ``[begin, finish)``: only the lines around
+        the edit are searched again (a `\r` and a `\n` may join or part at its ends)."""
+        starts = self._starts
+        first = max(0, bisect.bisect_right(starts, begin) - 2)
+        tail = bisect.bisect_right(starts, finish + 1)  # old starts wholly after the edit
+        region_end = starts[tail] + delta if tail < len(starts) else len(self.text)
+        middle = [m.end() for m in NEWLINE.finditer(self.text, starts[first], region_end)]
+        shifted = [position + delta for position in starts[tail:]] if delta else starts[tail:]
+        if middle and shifted and middle[-1] == shifted[0]:
+            middle.pop()
+        self._starts = starts[:first + 1] + middle + shifted
 
 
 class DocumentStore:

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..engine.config import Config, ConfigError, ConfigResolver
-from ..engine.files import conftest_sets_default_dtype
-from ..engine.linter import LintCache, LintOptions, lint_source
+from ..engine.files import conftest_fixture_sources, conftest_sets_default_dtype
+from ..engine.linter import LintCache, LintCancelled, LintOptions, lint_source
 from ..engine.fixes import fix_source
 from ..findings import Finding
 from .settings import Settings
@@ -76,19 +76,54 @@ class ProjectConfigs:
                                      dtype_unknown=self.default_dtype_unknown(path, root))
         if settings.severity:
             options = replace(options, severity={**options.severity, **settings.severity})
+        if path is not None:
+            options = replace(options, conftests=conftest_fixture_sources(path, root))
         return options
 
 
 class Linter:
-    """Runs lints off the event loop, one at a time, sharing one incremental cache."""
+    """Runs lints off the event loop, one at a time, sharing one incremental cache (bounded
+    by bytes). A lint of a document gives way to a newer lint of the same document: it
+    stops at the next block and returns None, so a big file never keeps the editor waiting
+    on versions nobody will see."""
 
     def __init__(self) -> None:
         self.cache = LintCache()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradlint-lint")
+        self._latest: dict[str, object] = {}  # document -> token of its newest lint
+        self._closed = False
 
-    async def lint(self, text: str, path: str, options: LintOptions) -> list[Finding]:
+    async def lint(self, text: str, path: str, options: LintOptions, *,
+                   supersede: str | None = None,
+                   on_partial: Callable[[list[Finding]], None] | None = None
+                   ) -> list[Finding] | None:
+        """The findings, or None when a newer lint of ``supersede`` (a document) took over.
+        ``on_partial`` gets early findings of a long lint, on the event loop."""
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(self._executor, lint_source, text, path, options, self.cache)
+        token = object()
+        if supersede is not None:
+            self._latest[supersede] = token
+
+        def cancelled() -> bool:
+            return self._closed or (supersede is not None and self._latest.get(supersede) is not token)
+
+        def partial(findings: list[Finding]) -> None:
+            if on_partial is not None and not cancelled():
+                loop.call_soon_threadsafe(on_partial, findings)
+
+        def run():
+            if cancelled():
+                raise LintCancelled()
+            return lint_source(text, path, options, self.cache, cancelled=cancelled,
+                               progress=partial if on_partial is not None else None)
+
+        try:
+            result = await loop.run_in_executor(self._executor, run)
+        except LintCancelled:
+            return None
+        finally:
+            if supersede is not None and self._latest.get(supersede) is token:
+                del self._latest[supersede]
         return result.findings
 
     async def fix_all(self, text: str, path: str, options: LintOptions) -> str:
@@ -103,6 +138,7 @@ class Linter:
         return await loop.run_in_executor(self._executor, function, *args)
 
     def shutdown(self) -> None:
+        self._closed = True  # a running lint stops at its next block
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 

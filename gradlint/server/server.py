@@ -183,7 +183,9 @@ class GradlintServer(LanguageServer):
             self._configured = asyncio.Event()
         self._configured.set()
 
-    async def lint_document(self, document: Document) -> LintSnapshot:
+    async def lint_document(self, document: Document, push: bool = False) -> LintSnapshot | None:
+        """``push``: for publishing; a newer version's lint supersedes it (None), and a big
+        file publishes its first findings early."""
         if self.notebooks is not None and self.notebooks.is_cell(document.uri):
             cell = await self.notebooks.lint_cell(document)  # the notebook is one module
             if cell is not None:
@@ -203,10 +205,14 @@ class GradlintServer(LanguageServer):
             return LintSnapshot(document.uri, document.version, ())
         version, text = document.version, document.text
         try:
-            findings = await self.linter.lint(text, str(path or document.uri), options)
+            findings = await self.linter.lint(
+                text, str(path or document.uri), options, supersede=document.uri if push else None,
+                on_partial=(lambda early: self._publish_early(document.uri, version, early)) if push else None)
         except Exception:  # a bug in gradlint must not take the editor down
             log.exception("linting %s failed", document.uri)
             findings = []
+        if findings is None:
+            return None  # superseded by a newer version's lint
         snapshot = LintSnapshot(document.uri, version, tuple(findings))
         current = self.documents.get(document.uri)
         if current is not None and current.version == version:
@@ -220,11 +226,18 @@ class GradlintServer(LanguageServer):
         document = self.documents.get(uri)
         if document is None:
             return
-        snapshot = await self.lint_document(document)
+        snapshot = await self.lint_document(document, push=True)
         current = self.documents.get(uri)
-        if current is None or current.version != snapshot.version:
+        if snapshot is None or current is None or current.version != snapshot.version:
             return  # outdated: a newer version is on its way
         self.publish(current, snapshot)
+
+    def _publish_early(self, uri: str, version: int | None, findings: list) -> None:
+        """The first findings of a big file still being linted (only until its first full
+        lint: later, early results would hide diagnostics the editor already shows)."""
+        current = self.documents.get(uri)
+        if findings and uri not in self.snapshots and current is not None and current.version == version:
+            self.publish(current, LintSnapshot(uri, version, tuple(findings)))
 
     def publish(self, document: Document, snapshot: LintSnapshot) -> None:
         diagnostics = self.diagnostics_of(document, snapshot)

@@ -71,7 +71,7 @@ class WorkspaceDiagnostics:
     def __init__(self, ls: "GradlintServer"):
         self.ls = ls
         self.states: dict[str, FileState] = {}  # uri -> what was last computed from disk
-        self.cache = LintCache(capacity=4000)  # separate from the editor's cache
+        self.cache = LintCache(max_bytes=32 * 2 ** 20)  # separate from the editor's cache
         self.generation = 0
         self.closing = False
         self.published: set[str] = set()  # push mode: uris published for closed files

@@ -1,0 +1,292 @@
+"""What a call to a function of the same module gives, and what a pytest fixture gives.
+
+``x = make_input()`` with ``def make_input(): return torch.randn(3, requires_grad=True)``
+in the module, ``def test_f(x)`` with a ``@pytest.fixture def x(): ...`` in the module,
+the test class, or a ``conftest.py`` above it: the value is followed into the function's
+``return`` (or the fixture's ``yield``) with the arguments bound to its parameters. Every
+``return`` must agree, or the fact is unknown. Values that come from another function
+carry no origin: a fix there would change every caller.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator, Sequence
+
+import libcst as cst
+
+from .names import BindingKind, dotted_name, parameter_names
+from .scopes import Frame, ModuleContext, Scope, Site, find_site, function_scope, walk_statements
+from .traverse import visit
+
+if TYPE_CHECKING:
+    from .facts import Evaluator, Fact
+
+_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
+_MAX_RETURNS = 8
+
+
+def is_fixture_decorator(decorator: cst.Decorator) -> bool:
+    expr = decorator.decorator
+    func = expr.func if isinstance(expr, cst.Call) else expr
+    name = dotted_name(func) or ""
+    return name.split(".")[-1] in ("fixture", "yield_fixture")
+
+
+def fixture_name(node: cst.FunctionDef) -> str | None:
+    """The name a fixture is requested by, or None when ``node`` is not a plain fixture
+    (``params=`` fixtures are several values: not followed)."""
+    for decorator in node.decorators:
+        if not is_fixture_decorator(decorator):
+            continue
+        expr = decorator.decorator
+        name = node.name.value
+        if isinstance(expr, cst.Call):
+            for arg in expr.args:
+                if arg.keyword is None:
+                    continue
+                if arg.keyword.value == "params":
+                    return None
+                if arg.keyword.value == "name" and isinstance(arg.value, cst.SimpleString):
+                    name = str(arg.value.evaluated_value)
+        return name
+    return None
+
+
+def is_pytest_function(node: cst.CSTNode | None) -> bool:
+    """A test function or a fixture: pytest fills its parameters with fixtures."""
+    if not isinstance(node, cst.FunctionDef):
+        return False
+    return node.name.value.startswith("test") or any(is_fixture_decorator(d) for d in node.decorators)
+
+
+class Callees:
+    def __init__(self, evaluator: "Evaluator"):
+        self.evaluator = evaluator
+        self._module_fixtures: dict[str, tuple[cst.FunctionDef, Site]] | None = None
+
+    # helpers ---------------------------------------------------------------------------
+    def result(self, call: cst.Call, site: Site, depth: int) -> "Fact":
+        from .facts import UNKNOWN
+
+        target = self._callee(call.func, site)
+        if target is None:
+            return UNKNOWN
+        node, def_site, skip_first = target
+        if any(d.decorator is not None and (dotted_name(d.decorator) or "") not in _PLAIN_DECORATORS
+               for d in node.decorators):
+            return UNKNOWN
+        arguments = self._bind(node, call, site, depth, skip_first)
+        if arguments is None:
+            return UNKNOWN
+        return self.value_of(node, def_site, arguments, depth)
+
+    def value_of(self, node: cst.FunctionDef, def_site: Site, arguments: dict[str, "Fact"],
+                 depth: int, yields: bool = False) -> "Fact":
+        """What ``node`` returns (or yields, for a fixture) with its parameters bound to
+        ``arguments`` (parameters left out are unknown)."""
+        from .facts import UNKNOWN, merge_facts, without_origins
+
+        evaluator = self.evaluator
+        if id(node) in evaluator._active:
+            return UNKNOWN
+        scope = function_scope(node, def_site.scope, def_site)
+        values = list(_results(scope, yields))
+        if not values or len(values) > _MAX_RETURNS:
+            return UNKNOWN
+        saved = {}
+        for name, value in arguments.items():
+            key = (id(node), name)
+            saved[key] = evaluator.parameters.get(key)
+            evaluator.parameters[key] = value
+        evaluator._active.add(id(node))
+        try:
+            facts = [evaluator.fact(value, value_site, depth + 1) for value, value_site in values]
+        finally:
+            evaluator._active.discard(id(node))
+            for key, old in saved.items():
+                if old is None:
+                    evaluator.parameters.pop(key, None)
+                else:
+                    evaluator.parameters[key] = old
+        return without_origins(merge_facts(facts))
+
+    def _callee(self, func: cst.BaseExpression, site: Site
+                ) -> tuple[cst.FunctionDef, Site, bool] | None:
+        if isinstance(func, cst.Name):
+            owner = site.scope.binding_scope(func.value)
+            if owner is None or owner.kind == "class":
+                return None
+            found = _single_def(owner, func.value)
+            if found is None:
+                return None
+            def_site = _site_in(owner, found, self.evaluator.context)
+            return (found, def_site, False) if def_site is not None else None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            method_scope = site.scope
+            while method_scope is not None and method_scope.kind != "function":
+                method_scope = method_scope.parent
+            if method_scope is None or not isinstance(method_scope.node, cst.FunctionDef):
+                return None
+            params = parameter_names(method_scope.node.params)
+            class_scope = method_scope.parent
+            if not params or params[0] != func.value.value or class_scope is None or \
+                    class_scope.kind != "class":
+                return None
+            found = _single_def(class_scope, func.attr.value)
+            if found is None:
+                return None
+            def_site = find_site(class_scope.statements, class_scope, found)
+            if def_site is None:
+                return None
+            static = any(dotted_name(d.decorator) == "staticmethod" for d in found.decorators)
+            return found, def_site, not static
+        return None
+
+    def _bind(self, node: cst.FunctionDef, call: cst.Call, site: Site, depth: int,
+              skip_first: bool) -> dict[str, "Fact"] | None:
+        from .facts import UNKNOWN, without_origins
+
+        params = [*node.params.posonly_params, *node.params.params]
+        if skip_first:
+            params = params[1:]
+        keyword_params = {p.name.value: p for p in (*params, *node.params.kwonly_params)}
+        bound: dict[str, Fact] = {}
+        positional = [a for a in call.args if a.keyword is None]
+        if any(a.star for a in call.args):
+            return {}  # nothing certain about any parameter
+        if len(positional) > len(params):
+            return None  # *args, or a call that fails
+        for param, arg in zip(params, positional):
+            bound[param.name.value] = without_origins(self.evaluator.fact(arg.value, site, depth + 1))
+        for arg in call.args:
+            if arg.keyword is not None:
+                if arg.keyword.value not in keyword_params:
+                    return None
+                bound[arg.keyword.value] = without_origins(
+                    self.evaluator.fact(arg.value, site, depth + 1))
+        for name, param in keyword_params.items():
+            if name not in bound:
+                bound[name] = UNKNOWN  # defaults are evaluated where the def is: not followed
+        return bound
+
+    # pytest fixtures -------------------------------------------------------------------
+    def fixture(self, name: str, scope: Scope, depth: int) -> "Fact":
+        from .facts import UNKNOWN
+
+        node = scope.node
+        if not is_pytest_function(node) or name in ("request", "self", "cls"):
+            return UNKNOWN
+        assert isinstance(node, cst.FunctionDef)
+        params = parameter_names(node.params)
+        if scope.parent is not None and scope.parent.kind == "class" and params and params[0] == name:
+            return UNKNOWN
+        found = self._local_fixture(name, scope)
+        if found is not None:
+            fixture, fixture_site = found
+            if fixture is node:
+                return UNKNOWN  # a fixture overriding one of the same name further up
+            return self.value_of(fixture, fixture_site, {}, depth, yields=True)
+        source = self.evaluator.fixtures
+        if source is None:
+            return UNKNOWN
+        return source.value(name, depth)
+
+    def _local_fixture(self, name: str, scope: Scope) -> tuple[cst.FunctionDef, Site] | None:
+        class_scope = scope.parent
+        if class_scope is not None and class_scope.kind == "class":
+            for index, stmt in enumerate(class_scope.statements):
+                if isinstance(stmt, cst.FunctionDef) and fixture_name(stmt) == name:
+                    site = find_site(class_scope.statements, class_scope, stmt)
+                    if site is not None:
+                        return stmt, site
+        return self.module_fixtures().get(name)
+
+    def module_fixtures(self) -> dict[str, tuple[cst.FunctionDef, Site]]:
+        if self._module_fixtures is None:
+            context = self.evaluator.context
+            found: dict[str, tuple[cst.FunctionDef, Site]] = {}
+            for index, stmt in enumerate(context.statements):
+                if isinstance(stmt, cst.FunctionDef) and stmt.decorators:
+                    name = fixture_name(stmt)
+                    if name is not None:
+                        found[name] = (stmt, Site(context.scope, (Frame(context.statements, index),)))
+            self._module_fixtures = found
+        return self._module_fixtures
+
+
+class FixtureSource:
+    """The fixtures of the ``conftest.py`` files above a module, nearest first."""
+
+    def __init__(self, modules: Sequence[cst.Module], default_dtype: str | None):
+        from .facts import Evaluator
+
+        self.evaluators: list[Evaluator] = []
+        for module in modules:
+            context = ModuleContext(module.body)
+            context.default_dtype = default_dtype
+            self.evaluators.append(Evaluator(context))
+
+    def value(self, name: str, depth: int) -> "Fact":
+        from .facts import UNKNOWN
+
+        for evaluator in self.evaluators:
+            found = evaluator.callees.module_fixtures().get(name)
+            if found is not None:
+                node, site = found
+                return evaluator.callees.value_of(node, site, {}, depth, yields=True)
+        return UNKNOWN
+
+
+def _single_def(scope: Scope, name: str) -> cst.FunctionDef | None:
+    bindings = scope.table.bindings.get(name, [])
+    if len(bindings) == 1 and bindings[0].kind is BindingKind.DEF:
+        node = bindings[0].node
+        assert isinstance(node, cst.FunctionDef)
+        return node
+    return None
+
+
+def _site_in(owner: Scope, node: cst.FunctionDef, context: ModuleContext) -> Site | None:
+    if owner.kind == "module":
+        for index, stmt in enumerate(context.statements):
+            if stmt is node:
+                return Site(context.scope, (Frame(context.statements, index),))
+        return None
+    return find_site(owner.statements, owner, node)
+
+
+def _results(scope: Scope, yields: bool) -> Iterator[tuple[cst.BaseExpression, Site]]:
+    """The expressions a function returns (and, for fixtures, yields) with their sites;
+    nothing at all when a plain function is a generator."""
+    found: list[tuple[cst.BaseExpression, Site]] = []
+    for stmt, site in walk_statements(scope.statements, scope):
+        if site.scope is not scope or not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Return):
+                if small.value is None:
+                    return
+                found.append((small.value, site))
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Yield):
+                value = small.value.value
+                if not yields or value is None or isinstance(value, cst.From):
+                    return
+                found.append((value, site))
+            elif _has_yield(small):
+                return
+    yield from found
+
+
+def _has_yield(node: cst.CSTNode) -> bool:
+    class Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_Yield(self, _: cst.Yield) -> None:
+            Finder.found = True
+
+        def visit_Lambda(self, _: cst.Lambda) -> bool:
+            return False
+
+    finder = Finder()
+    visit(node, finder)
+    return Finder.found

@@ -1,0 +1,142 @@
+"""Checking many files: answers from the persistent cache, the rest in parallel workers,
+and CI shards. Reports come back in the order of the files, whatever the workers do."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from .check_cache import CheckCache, entry_key
+from .files import FileReport, UsageError, lint_file
+from .options import LintOptions
+from .reading import MAX_FILE_BYTES, MAX_NOTEBOOK_BYTES, is_notebook, read_bytes
+
+# Below this much source to analyse, starting worker processes costs more than it saves.
+PARALLEL_MIN_BYTES = 256 * 1024
+PARALLEL_MIN_FILES = 4
+
+
+@dataclass(frozen=True)
+class Job:
+    path: Path
+    display: str  # also what a shard is chosen by: the same on every CI machine
+    options: LintOptions
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``K/N`` (1 <= K <= N) as (K, N)."""
+    index, slash, count = text.partition("/")
+    if not slash or not index.strip().isdigit() or not count.strip().isdigit():
+        raise UsageError(f"--shard expects K/N such as 1/4, got `{text}`")
+    k, n = int(index), int(count)
+    if n < 1 or not 1 <= k <= n:
+        raise UsageError(f"--shard {text}: K must be between 1 and N")
+    return k, n
+
+
+def shard_of(name: str, count: int) -> int:
+    """The shard (1..count) of a file or target name: a stable hash, the same on every
+    machine and Python (not ``hash()``, which is salted per process)."""
+    digest = hashlib.blake2b(name.encode("utf-8", "surrogateescape"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % count + 1
+
+
+def in_shard(name: str, shard: tuple[int, int] | None) -> bool:
+    return shard is None or shard_of(name, shard[1]) == shard[0]
+
+
+def default_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _read(path: Path) -> bytes:
+    """A file's bytes, checked before reading (never a FIFO or a device, never too much):
+    OSError or SourceDecodeError otherwise (lint_file reports those)."""
+    return read_bytes(path, MAX_NOTEBOOK_BYTES if is_notebook(path.name) else MAX_FILE_BYTES)
+
+
+def check_files(jobs: Sequence[Job], *, workers: int = 0, fixing: bool = False,
+                unsafe: bool = False, cache: CheckCache | None = None,
+                count_fixes: bool = False) -> list[FileReport]:
+    """Reports for ``jobs``, in order. ``workers`` 0: one per CPU when the work is big
+    enough to pay for processes. The cache is read and written only when not fixing.
+    ``count_fixes``: count into each report's ``fixable`` what `--fix` would apply."""
+    from ..analysis.source import SourceDecodeError
+
+    use_cache = cache is not None and not fixing
+    kind = ("unsafe" if unsafe else "safe") if count_fixes else None
+    reports: list[FileReport | None] = [None] * len(jobs)
+    pending: list[tuple[int, int]] = []  # (position, size)
+    for position, job in enumerate(jobs):
+        size = 0
+        if use_cache:
+            try:
+                data = _read(job.path)
+            except (OSError, SourceDecodeError):
+                pending.append((position, 0))
+                continue
+            size = len(data)
+            hit = cache.get(job.path, entry_key(data, job.options.key()), job.display, kind)  # type: ignore[union-attr]
+            if hit is not None:
+                reports[position] = FileReport(job.path, job.display, hit[0], fixable=hit[1])
+                continue
+        else:
+            try:
+                size = job.path.stat().st_size
+            except OSError:
+                pass
+        pending.append((position, size))
+
+    tasks = [(jobs[position], fixing, unsafe, use_cache, count_fixes) for position, _ in pending]
+    count = workers if workers > 0 else default_workers()
+    total = sum(size for _, size in pending)
+    if count > 1 and len(tasks) >= PARALLEL_MIN_FILES and (workers > 0 or total >= PARALLEL_MIN_BYTES):
+        results = _in_workers(tasks, [size for _, size in pending], count)
+    else:
+        results = [_check_one(task) for task in tasks]
+    for (position, _), (report, key) in zip(pending, results):
+        reports[position] = report
+        if use_cache and key is not None and report.internal_error is None:
+            cache.put(jobs[position].path, key, report.findings,  # type: ignore[union-attr]
+                      {kind: report.fixable} if kind else None)
+    return reports  # type: ignore[return-value]
+
+
+def _check_one(task: tuple) -> tuple[FileReport, str | None]:
+    from ..analysis.source import SourceDecodeError
+
+    job, fixing, unsafe, want_key, count_fixes = task
+    try:
+        data = _read(job.path)
+    except (OSError, SourceDecodeError):  # reported by lint_file, never cached
+        return lint_file(job.path, job.display, job.options, fix=fixing, unsafe=unsafe), None
+    report = lint_file(job.path, job.display, job.options, fix=fixing, unsafe=unsafe, data=data,
+                       count_fixes=count_fixes)
+    if not fixing:
+        report.original = None  # the parent needs only the findings (less to send back)
+    return report, (entry_key(data, job.options.key()) if want_key else None)
+
+
+def _in_workers(tasks: list[tuple], sizes: list[int], count: int) -> list[tuple[FileReport, str | None]]:
+    import multiprocessing  # (not imported by runs answered from the cache)
+    from concurrent.futures import ProcessPoolExecutor
+
+    # the biggest files first, so that one big file does not finish last on its own
+    order = sorted(range(len(tasks)), key=lambda i: -sizes[i])
+    try:
+        context = multiprocessing.get_context("fork")
+    except ValueError:  # pragma: no cover (no fork on this platform)
+        context = multiprocessing.get_context()
+    from . import linter  # noqa: F401 (imported once here, inherited by forked workers)
+
+    results: list = [None] * len(tasks)
+    with ProcessPoolExecutor(max_workers=min(count, len(tasks)), mp_context=context) as pool:
+        for index, result in zip(order, pool.map(_check_one, [tasks[i] for i in order], chunksize=1)):
+            results[index] = result
+    return results

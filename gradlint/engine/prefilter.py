@@ -1,0 +1,159 @@
+"""What a file needs, decided from its text alone: nothing, a syntax check, or a parse.
+
+Most files of a project cannot hold a finding: no enabled rule's pre-check (its
+``requires`` regex, or a gradcheck alias) can match. Those cost a containment search for
+the literal text the rules need (one alternation for all rules) and, when GL000 is on,
+CPython's compiler as a syntax check, far cheaper than libcst.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from functools import lru_cache
+from typing import Iterable
+
+from ..rules import RULES_BY_CODE, SYNTAX_ERROR
+from ..analysis.source import without_comments_and_strings
+from ..rules.base import CODE_PATTERNS, MENTIONS_GRADCHECK, Rule
+from ..rules import required_text
+from ..rules.required_text import required_literals
+
+
+def compiles(text: str) -> bool:
+    """Does CPython accept ``text``? (Its full compiler is faster than building an ``ast``:
+    no Python objects are made. What it rejects and ``ast`` accepts, such as a ``return``
+    outside a function, goes on to libcst, which decides.)"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SyntaxWarning/DeprecationWarning are not our findings
+        try:
+            compile(text, "<module>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            return False
+    return True
+
+
+class RuleFilter:
+    """Can any of some rules fire in a text?"""
+
+    def __init__(self, rules: Iterable[type[Rule]]):
+        self.rules = [rule for rule in rules if rule is not SYNTAX_ERROR]
+        self.always = any(rule.requires is None for rule in self.rules)
+        plain: set[str] = set()
+        folded: set[str] = set()
+        self.unfiltered: list[type[Rule]] = []  # rules whose regex requires no literal text
+        for rule in self.rules:
+            if rule.requires is None:
+                continue
+            needles, lower = required_literals(rule.requires)
+            if needles is None:
+                self.unfiltered.append(rule)
+            else:
+                (folded if lower else plain).update(needles)
+            if rule.requires_gradcheck_aliases:
+                plain.add("gradcheck")  # `from ... import gradcheck as gc` names it
+            plain.update(m.rpartition(".")[2] for m in _alias_modules(rule.requires_aliases_of))
+        self._plain = _alternation(plain)
+        self._folded = _alternation(folded)
+
+    def may_fire(self, text: str) -> bool:
+        if self.always:
+            return True
+        code = Code(text)
+        if any(may_fire(rule, text, code) for rule in self.unfiltered):
+            return True
+        lowered = None
+        hit = self._plain is not None and self._plain.search(text) is not None
+        if not hit and self._folded is not None:
+            lowered = text.lower()
+            hit = self._folded.search(lowered) is not None
+        if not hit:
+            return False
+        return any(may_fire(rule, text, code) for rule in self.rules)
+
+
+class Code:
+    """``text`` without comments and strings, made once and only if asked for; and which
+    pre-check patterns match (many rules share one: each is searched once per text)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._code: str | None = None
+        self._matches: dict[tuple[re.Pattern, bool], bool] = {}
+
+    def __call__(self) -> str:
+        if self._code is None:
+            self._code = without_comments_and_strings(self.text)
+        return self._code
+
+    def matches(self, pattern: re.Pattern, in_code: bool) -> bool:
+        """Does ``pattern`` match the text (and, if ``in_code``, its code)?"""
+        known = self._matches.get((pattern, in_code))
+        if known is None:
+            known = required_text.may_match(pattern, self.text) and \
+                (not in_code or pattern.search(self()) is not None)
+            self._matches[(pattern, in_code)] = known
+        return known
+
+
+def may_fire(rule: type[Rule], text: str, code: Code,
+             aliases: Iterable[str] | None = None) -> bool:
+    """Can ``rule`` fire in ``text``? ``code``: the text without comments and strings;
+    ``aliases``: for a block, the names its module binds to gradcheck (None for a file)."""
+    if rule.requires is None:
+        return True
+    in_code = rule.requires_in_code or rule.requires in CODE_PATTERNS
+    if code.matches(rule.requires, in_code):
+        return True
+    if aliases is None and rule.requires_aliases_of:
+        # a file that binds a name to one of these (`from torch.func import grad`) names the
+        # module in code; blocks that use the name are then found by the engine
+        if code.matches(_binding_pattern(rule.requires_aliases_of), True):
+            return True
+    if not rule.requires_gradcheck_aliases:
+        return False
+    if aliases is not None:
+        return any(alias in text for alias in aliases)
+    # a file that binds an alias (`gc = torch.autograd.gradcheck`) names gradcheck in code
+    return code.matches(MENTIONS_GRADCHECK, True)
+
+
+def _alias_modules(qualified: frozenset[str]) -> frozenset[str]:
+    """The modules (other than `torch` itself) of qualified names such as ``torch.func.grad``."""
+    return frozenset(name.rpartition(".")[0] for name in qualified
+                     if name.rpartition(".")[0] not in ("", "torch"))
+
+
+@lru_cache(maxsize=16)
+def _binding_pattern(qualified: frozenset[str]) -> re.Pattern:
+    """Code that binds a name to one of ``qualified`` names its module: dotted
+    (`from torch.func import grad`, `torch.func.grad`, `functorch.grad`) or imported from
+    its parent (`from torch import func`)."""
+    alternatives = []
+    for module in sorted(_alias_modules(qualified), key=lambda n: (-len(n), n)):
+        alternatives.append(re.escape(module) + r"\b")
+        parent, _, last = module.rpartition(".")
+        if parent:
+            alternatives.append(rf"from\s+{re.escape(parent)}\s+import\s*\(?[\w\s,]*\b{re.escape(last)}\b")
+    return re.compile("|".join(alternatives)) if alternatives else re.compile(r"(?!)")
+
+
+def _alternation(needles: set[str]) -> re.Pattern | None:
+    if not needles:
+        return None
+    return re.compile("|".join(re.escape(n) for n in sorted(needles, key=lambda n: (-len(n), n))))
+
+
+@lru_cache(maxsize=64)
+def rule_filter(codes: frozenset[str]) -> RuleFilter:
+    return RuleFilter(RULES_BY_CODE[code] for code in sorted(codes) if code in RULES_BY_CODE)
+
+
+def nothing_to_find(text: str, codes: frozenset[str]) -> bool:
+    """Skip the parse: no enabled rule can fire in ``text`` and CPython compiles it (so it
+    has no syntax error either)."""
+    if rule_filter(codes).may_fire(text):
+        return False
+    if SYNTAX_ERROR.code not in codes:
+        return True
+    return compiles(text)  # else let libcst decide, and place the error

@@ -1,0 +1,68 @@
+"""A big file in the editor: lints of versions nobody will see are given up, the newest is
+published, and the server keeps answering meanwhile (a real `gradlint lsp` process)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.client import LanguageClient
+
+from gradlint.engine.linter import lint_source
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from autograd_corpus import module  # noqa: E402
+
+
+async def test_newer_versions_supersede_a_running_lint(tmp_path):
+    client = LanguageClient("big-files", "1")
+    published: dict[int | None, int] = {}
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_publish(params: types.PublishDiagnosticsParams):
+        published[params.version] = len(params.diagnostics)
+
+    @client.feature(types.WINDOW_LOG_MESSAGE)
+    def on_log(params):
+        pass
+
+    await client.start_io(sys.executable, "-m", "gradlint", "lsp")
+    try:
+        await client.initialize_async(types.InitializeParams(
+            capabilities=types.ClientCapabilities(), root_uri=tmp_path.as_uri(),
+            initialization_options={"settings": {"debounce": 0}}))
+        client.initialized(types.InitializedParams())
+        text = module(4000)
+        path = tmp_path / "big.py"
+        path.write_text(text)
+        uri = path.as_uri()
+        client.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+        await asyncio.sleep(0.3)  # the lint of version 1 is under way
+        for version in range(2, 7):
+            text = text.replace("unit 0)", f"unit 0, v{version})", 1) if version == 2 else \
+                text.replace(f"unit 0, v{version - 1})", f"unit 0, v{version})", 1)
+            client.text_document_did_change(types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                [types.TextDocumentContentChangeWholeDocument(text=text)]))
+        # the event loop is free while the lint thread works: a request is answered
+        with pytest.raises(JsonRpcException):  # (an error answer is an answer)
+            await client.workspace_execute_command_async(types.ExecuteCommandParams(
+                command="gradlint.noSuchCommand", arguments=[]))
+        expected = len(lint_source(text, str(path)).findings)
+        deadline = time.monotonic() + 600
+        while published.get(6) != expected:  # (early findings of version 6 may come first)
+            assert time.monotonic() < deadline, published
+            await asyncio.sleep(0.05)
+        assert expected > 0
+        assert not set(published) & {2, 3, 4, 5}  # superseded before they were published
+    finally:
+        await client.shutdown_async(None)
+        client.exit(None)
+        await client.stop()
