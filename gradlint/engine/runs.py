@@ -195,6 +195,9 @@ async def execute(run_plan: RunPlan, run) -> tuple[dict, str]:
         if index + 1 == len(routes) or not falls_through(result) or result.get("status") == "cancelled":
             if tried:
                 result.setdefault("notes", []).extend(tried)
+            caller = (result.get("synthesis") or {}).get("caller")
+            if caller:  # the worker took them from the package's own code that calls the target
+                source = f"captured from {caller}, which calls it"
             return result, source
         tried.append(f"inputs {source}: {result.get('summary') or result.get('status')}; tried the next source")
     raise AssertionError("unreachable")

@@ -21,7 +21,6 @@ from .introspect import def_of, param_names
 from .job import Job
 from .loading import Loaded
 from .subject import prepare
-from .synthesis import synthesize
 from .torch_setup import remember_real_gradcheck
 
 
@@ -60,11 +59,7 @@ class DirectJob(Job):
         loaded = Loaded(self.fn, self.fclass, param_names(self.fn, self.fclass))
         raw, synth = self.raw, None
         if raw is None:
-            raw, synth, recipe = synthesize(self.fn, self.fclass, {"kind": "synthesize"}, self.opts,
-                                            self.reporter)
-            self.source = "synthesized"
-            # other draws, as the runner makes for synthesized inputs
-            self.redraw = lambda seed: loaded.with_inputs(recipe.make(seed))
+            raw, synth, self.source = self.synthesize_or_borrow(loaded, {"kind": "synthesize"})
             self.result["synthesis"] = synth
         subject = prepare(self.fn, self.fclass, loaded.names, raw, self.source,
                           self.opts, self.reporter, synth=synth, notes=self.result["notes"])

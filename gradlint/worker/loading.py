@@ -84,6 +84,10 @@ class Loader(object):
         try:
             if "." in name:
                 importlib.import_module(name.rpartition(".")[0])
+                already = sys.modules.get(name)
+                if self.kind != "call_site" and already is not None and \
+                        realpath(getattr(already, "__file__", None) or "") == realpath(self.path):
+                    return already  # the package imported it: one copy, the one its own code calls
             spec = importlib.util.spec_from_file_location(
                 name, self.path,
                 submodule_search_locations=[os.path.dirname(self.path)]

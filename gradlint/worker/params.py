@@ -35,9 +35,9 @@ _NUMBER_KEYWORDS = frozenset((
     "eps", "alpha", "beta", "min", "max", "p", "value", "negative_slope", "threshold", "lambd",
     "momentum", "scale", "temperature", "tau", "margin", "rtol", "atol", "exponent",
 ))
-_INDEX_METHODS = {  # method/function -> which positional argument is an index tensor
-    "gather": 1, "scatter": 1, "scatter_add": 1, "scatter_reduce": 1, "index_select": 1,
-    "index_add": 1, "index_copy": 1, "index_fill": 1, "take_along_dim": 1, "take": 0,
+_INDEX_METHODS = {  # function -> which positional argument is an index tensor (one fewer as a method)
+    "gather": 2, "scatter": 2, "scatter_add": 2, "scatter_reduce": 2, "index_select": 2,
+    "index_add": 2, "index_copy": 2, "index_fill": 2, "take_along_dim": 1, "take": 1,
     "one_hot": 0, "nll_loss": 1, "cross_entropy": 1, "embedding": 0, "bincount": 0,
 }
 # functions whose first argument (after the tensor, for methods) is a size
@@ -244,8 +244,6 @@ class _Usage(ast.NodeVisitor):
                                                             "index_fill", "take_along_dim", "take"):
                 if not _module_call(func):
                     index_at -= 1  # x.gather(dim, index): one positional argument fewer
-                    if name == "take":
-                        index_at = 0
             if 0 <= index_at < len(args):
                 p = self._root(args[index_at])
                 if p:
@@ -255,10 +253,22 @@ class _Usage(ast.NodeVisitor):
                     p = self._root(kw.value)
                     if p:
                         self.ev.vote(p, INDEX, 5)
-        if _module_call(func) and node.args and name not in _SIZE_FUNCTIONS:
+        if name in ("masked_fill", "masked_fill_", "masked_select", "masked_scatter", "masked_scatter_", "where"):
+            # x.masked_fill(mask, v), torch.masked_fill(x, mask, v), torch.where(cond, a, b)
+            at = 1 if _module_call(func) and name != "where" else 0
+            p = self._root(node.args[at]) if len(node.args) > at else None
+            if p:
+                self.ev.vote(p, MASK, 5)
+        if _module_call(func) and node.args and name not in _SIZE_FUNCTIONS and name != "where":
             p = self._param(node.args[0])
             if p and index_at != 0:
                 self.ev.vote(p, TENSOR, 2)
+        self.generic_visit(node)
+
+    def visit_UnaryOp(self, node):
+        p = self._param(node.operand) if isinstance(node.op, ast.Invert) else None
+        if p:
+            self.ev.vote(p, MASK, 3)  # `~mask`
         self.generic_visit(node)
 
     def visit_Attribute(self, node):
@@ -389,13 +399,30 @@ def _none_gradient_positions(backward):
     positions = None
     width = None
     for r in returns:
-        elts = r.value.elts if isinstance(r.value, ast.Tuple) else [r.value]
-        if any(isinstance(e, ast.Starred) for e in elts):
+        elts = _returned_items(r.value)
+        if elts is None or any(isinstance(e, ast.Starred) for e in elts):
             return set(), None
         here = set(i for i, e in enumerate(elts) if isinstance(e, ast.Constant) and e.value is None)
         positions = here if positions is None else positions & here
         width = len(elts) if width is None else max(width, len(elts))
     return positions or set(), width
+
+
+def _returned_items(node):
+    """The items of a returned tuple, also when spelled ``(dx,) + (None,) * 5``; None when unknown."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return list(node.elts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _returned_items(node.left), _returned_items(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        seq, count = (node.left, node.right) if isinstance(node.right, ast.Constant) else (node.right, node.left)
+        items = _returned_items(seq) if isinstance(seq, (ast.Tuple, ast.List)) else None
+        if items is not None and isinstance(count, ast.Constant) and isinstance(count.value, int) \
+                and 0 <= count.value <= 64:
+            return items * count.value
+        return None
+    return [node]
 
 
 # -- annotations --------------------------------------------------------------------------
@@ -465,7 +492,7 @@ def _name_kind(name):
         return INT
     if low in _INDEX_NAMES:
         return INDEX
-    if low in _MASK_NAMES:
+    if low in _MASK_NAMES or low.endswith("_mask"):
         return MASK
     if low in _INT_NAMES or low.startswith(("num_", "n_")):
         return INT
@@ -593,6 +620,8 @@ def _decide(p, evidence, no_grad):
     called_kind = _value_kind(called)
     if ann_kind in (None, TENSOR) and no_grad and named in (INDEX, MASK) and ev_kind in (None, TENSOR, INDEX, MASK):
         kind, why = named, "its name; backward returns None for it"
+    elif ann_kind == TENSOR and ev_kind in (INDEX, MASK) and strength >= 3:
+        kind, why = ev_kind, "a tensor used as %s in forward" % ("a mask" if ev_kind == MASK else "indices")
     elif ann_kind is not None:
         kind, why = ann_kind, "annotation"
     elif called_kind is not None and not (ev_kind == TENSOR and strength >= 3):

@@ -255,6 +255,10 @@ def shape_hints(message):
         d = int(m.group(1))
         if 0 < d <= 64:
             hints += [(3, d), (2, 3, d)]
+    marker = "values to unpack (expected "  # `B, C, H, W = x.shape` on a tensor of another rank
+    if marker in message:
+        rank = message.split(marker, 1)[1].split(")", 1)[0].split(",")[0].strip()
+        hints += {"3": [(2, 3, 8)], "4": [(1, 3, 8, 8), (2, 3, 16, 16)], "5": [(1, 2, 4, 8, 8)]}.get(rank, [])
     return hints
 
 

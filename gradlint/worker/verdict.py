@@ -4,8 +4,8 @@
 - gradcheck is judged over all input draws: it fails when most draws fail; when draws
   disagree the run is **inconclusive** (a point near a kink or an unstable region),
   unless only kinks failed;
-- a gradgradcheck failure after first-order gradients matched is a **warning** (⚠ not
-  twice differentiable), a failure only with ``strict`` or when the call site itself
+- a gradgradcheck failure (a mismatch, or double backward raising) after first-order
+  gradients matched is a **warning** (⚠ not twice differentiable), a failure only with ``strict`` or when the call site itself
   asked for gradgradcheck; so is a gradcheck mismatch within 1% everywhere (an
   approximation in forward or backward, ``approximate_gradient``);
 - a passing gradcheck where no output moves when the inputs move is **inconclusive**
@@ -70,8 +70,8 @@ def conclude(result, records, opts):
             continue
         if rec["name"] == "gradcheck" and rec["status"] == "fail" and len(draws) > 1:
             break  # judged over the draws below
-        if not strict and (_approximate(rec) or (rec["name"] == "gradgradcheck" and rec["status"] == "fail"
-                                                 and variant != "gradgradcheck")):
+        if not strict and (_approximate(rec) or (rec["name"] == "gradgradcheck" and variant != "gradgradcheck"
+                                                 and (rec["status"] == "fail" or rec.get("verdict") == "exception"))):
             warn = warn or rec
             continue
         _decide(result, rec)

@@ -1,0 +1,438 @@
+"""Inputs for a Function taken from the package's own code that calls it.
+
+Real Functions are rarely called with plain tensors: a Module's ``forward`` or a wrapper
+function builds their arguments — filters made from a wavelet's name, a lambda over the
+kernel's distance, natural parameters that start at -½·I, a 4-D image split into halves.
+When synthesis finds no inputs the Function takes, the worker looks for the places in the
+target's package that call ``Cls.apply`` (a module-level function, or a method of a class
+it can build with its defaults), runs them on synthesized inputs of their own, and stops
+each at the moment it calls the target: the arguments it was about to pass are the inputs,
+real values in the domain the code was written for.
+"""
+
+import ast
+import importlib
+import inspect
+import os
+import sys
+import textwrap
+import time
+
+import torch
+
+from . import params as P
+from .synthesis import DOMAINS, Recipe, _backward_error, _finite, _scalar_assignments, _shape_strategies, shape_hints
+from .tensors import is_tensor
+from .text import exc_text, first_line
+
+MAX_SECONDS = 20.0  # for all callers together
+MAX_FILES = 3000  # files of the package read to find callers
+MAX_CALLERS = 8
+_SCALAR_KINDS = (P.INT, P.FLOAT, P.BOOL, P.STR, P.NONE)
+
+
+class _Reached(Exception):
+    """Raised by the stand-in ``apply``: the caller got as far as calling the target."""
+
+    def __init__(self, args, kwargs):
+        Exception.__init__(self, "reached")
+        self.call_args = args
+        self.call_kwargs = kwargs
+
+
+class Borrowed(object):
+    """A caller that reached the target, with the recipe of its own inputs."""
+
+    def __init__(self, caller, recipe, where, grad_names):
+        self.caller = caller  # _Caller
+        self.recipe = recipe
+        self.where = where  # "pytorch_wavelets/dtcwt/transform2d.py:123 (DTCWTForward.forward)"
+        self.grad_names = grad_names
+
+    def make(self, seed):
+        """The target's arguments when the caller runs on its inputs drawn with ``seed``."""
+        reached = self.caller.reach(self.recipe.make(seed))
+        if reached is None:
+            raise ValueError("the caller did not call the target on this draw")
+        return self.caller.as_inputs(reached)
+
+    def info(self, seed):
+        info = self.recipe.info(seed)
+        info["caller"] = self.where
+        return info
+
+
+class _Caller(object):
+    """A function or method of the package that calls ``fclass.apply`` at ``line``."""
+
+    def __init__(self, fclass, module_name, path, owner, name, line, params_of_target):
+        self.fclass = fclass
+        self.module_name = module_name
+        self.path = path
+        self.owner = owner  # class name or None
+        self.name = name
+        self.line = line
+        self.params_of_target = params_of_target
+        self.fn = None
+
+    def describe(self, root):
+        rel = os.path.relpath(self.path, root) if root else self.path
+        what = "%s.%s" % (self.owner, self.name) if self.owner else self.name
+        return "%s:%d (%s)" % (rel.replace(os.sep, "/"), self.line, what)
+
+    def builds(self):
+        """The callables to run: the function, or the method bound to instances of its class
+        built with its defaults, then with the constructor's literal options (a module whose
+        constructor chooses which Function its forward calls)."""
+        module = importlib.import_module(self.module_name)
+        if self.owner is None:
+            fn = getattr(module, self.name, None)
+            if callable(fn):
+                yield fn
+            return
+        cls = getattr(module, self.owner, None)
+        if not isinstance(cls, type) or issubclass(cls, torch.autograd.Function):
+            return
+        raw = inspect.getattr_static(cls, self.name, None)
+        if isinstance(raw, (staticmethod, classmethod)):
+            yield getattr(cls, self.name)
+            return
+        for instance in _instances(cls):
+            if isinstance(instance, torch.nn.Module):
+                instance = instance.double()
+            method = getattr(instance, self.name, None)
+            if callable(method):
+                yield method
+
+    def reach(self, args):
+        """The (args, kwargs) the caller passes to the target on ``args``, or None."""
+        for needs_grad in (False, True):
+            # a wrapper may call the Function only when gradients are (or are not) needed
+            trial = tuple(a.detach().clone().requires_grad_(needs_grad)
+                          if is_tensor(a) and a.is_floating_point() else a for a in args)
+            with _stand_in(self.fclass):
+                try:
+                    self.fn(*trial)
+                except _Reached as r:
+                    return r.call_args, r.call_kwargs
+        return None
+
+    def as_inputs(self, reached):
+        args, kwargs = reached
+        if kwargs:
+            names = [p.name for p in self.params_of_target or []]
+            args = list(args)
+            for name in names[len(args):]:
+                if name not in kwargs:
+                    break
+                args.append(kwargs.pop(name))
+            if kwargs:
+                raise ValueError("the caller passes keywords the target does not name: %s" % ", ".join(kwargs))
+        out = []
+        for i, a in enumerate(args):
+            if is_tensor(a) and (a.is_floating_point() or a.is_complex()):
+                p = self.params_of_target[i] if self.params_of_target and i < len(self.params_of_target) else None
+                grad = p.requires_grad if p is not None and p.kind == P.TENSOR else p is None
+                out.append(a.detach().clone().requires_grad_(grad))
+            elif is_tensor(a):
+                out.append(a.detach().clone())
+            else:
+                out.append(a)
+        return tuple(out)
+
+
+def _instances(cls):
+    """Instances of ``cls``: with its defaults (required scalars guessed from their use), then
+    with each literal its constructor compares a parameter with, then with all of them."""
+    params = P.infer(cls.__init__, None) or []
+    if params and params[0].name == "self":
+        params = params[1:]
+    required = {}
+    for p in params:
+        if p.kind == P.DEFAULT:
+            continue
+        if p.kind in _SCALAR_KINDS and p.candidates:
+            required[p.name] = p.candidates[0]
+        elif p.kind in (P.SIZE, P.TENSOR, P.INT_TENSOR):
+            required[p.name] = 3  # a count: `torch.zeros(n)`, `torch.eye(n)`
+        else:
+            return
+    options = {}
+    try:
+        for p in inspect.signature(cls.__init__).parameters.values():
+            if p.default is not inspect.Parameter.empty and isinstance(p.default, (str, bool)):
+                literals = [v for v in _compared_literals(cls, p.name) if v != p.default]
+                if isinstance(p.default, bool):
+                    literals = [not p.default]  # a flag: `Wrong if self.flag else Right`
+                if literals:
+                    options[p.name] = literals[0]
+    except (TypeError, ValueError):
+        pass
+    variants = [dict(required)]
+    variants += [dict(required, **{k: v}) for k, v in options.items()]
+    if len(options) > 1:
+        variants.append(dict(required, **options))
+    for kwargs in variants[:8]:
+        try:
+            yield cls(**kwargs)
+        except Exception:  # noqa: BLE001 - the user's constructor on a guessed option
+            continue
+
+
+def _compared_literals(cls, name):
+    """Literals the class compares its constructor's parameter ``name`` with: ``if biort ==
+    'near_sym_b_bp'`` in ``__init__``, or ``if self.kind == "band"`` in a method."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except Exception:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        left = node.left
+        if (isinstance(left, ast.Name) and left.id == name) or (
+                isinstance(left, ast.Attribute) and left.attr == name and isinstance(left.value, ast.Name)
+                and left.value.id == "self"):
+            for c in node.comparators:
+                if isinstance(c, ast.Constant) and isinstance(c.value, (str, bool)) and c.value not in out:
+                    out.append(c.value)
+    return out
+
+
+class _stand_in(object):
+    """``fclass.apply`` (and module-level aliases of it) raise ``_Reached`` while active."""
+
+    def __init__(self, fclass):
+        self.fclass = fclass
+        self.top = fclass.__module__.split(".")[0]
+
+    def __enter__(self):
+        fclass = self.fclass
+        real = fclass.apply
+        self.had_own = "apply" in fclass.__dict__
+        self.own = fclass.__dict__.get("apply")
+
+        def reached(*args, **kwargs):
+            raise _Reached(args, kwargs)
+
+        fclass.apply = reached
+        self.aliases = []
+        for module in list(sys.modules.values()):
+            namespace = getattr(module, "__dict__", None)
+            name = getattr(module, "__name__", "") or ""
+            if not namespace or not (name == self.top or name.startswith(self.top + ".")):
+                continue
+            for key, value in list(namespace.items()):
+                try:
+                    same = callable(value) and value == real
+                except Exception:
+                    same = False
+                if same:
+                    self.aliases.append((namespace, key, value))
+                    namespace[key] = reached
+        return self
+
+    def __exit__(self, *exc):
+        if self.had_own:
+            setattr(self.fclass, "apply", self.own)
+        else:
+            delattr(self.fclass, "apply")
+        for namespace, key, value in self.aliases:
+            namespace[key] = value
+        return False
+
+
+# -- finding callers ---------------------------------------------------------------------
+
+
+def _package_files(module):
+    """(root on sys.path, [files]) of the target's top-level package, or of its own directory."""
+    path = getattr(module, "__file__", None)
+    if not path:
+        return None, []
+    top = module.__name__.split(".")[0]
+    top_module = sys.modules.get(top)
+    top_file = getattr(top_module, "__file__", None) if top_module is not None else None
+    if top_file and os.path.basename(top_file) == "__init__.py" and "." in module.__name__:
+        package_dir = os.path.dirname(top_file)
+        root = os.path.dirname(package_dir)
+        files = []
+        for d, dirs, names in os.walk(package_dir):
+            dirs[:] = sorted(x for x in dirs if not x.startswith((".", "__pycache__")))
+            files.extend(os.path.join(d, n) for n in sorted(names) if n.endswith(".py"))
+            if len(files) > MAX_FILES:
+                break
+        return root, files[:MAX_FILES]
+    root = os.path.dirname(path)
+    return root, [os.path.join(root, n) for n in sorted(os.listdir(root)) if n.endswith(".py")][:MAX_FILES]
+
+
+def _module_name(root, path):
+    rel = os.path.relpath(path, root)
+    parts = rel[:-3].split(os.sep)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
+
+
+def find_callers(fclass, params_of_target):
+    """The package's functions and methods that call ``fclass.apply``: the target's own module
+    first, then the rest of its package (test files left out)."""
+    module = sys.modules.get(fclass.__module__)
+    name = fclass.__name__
+    root, files = _package_files(module) if module is not None else (None, [])
+    own = getattr(module, "__file__", None)
+    files = sorted(files, key=lambda f: f != own)
+    found = []
+    for path in files:
+        base = os.path.basename(path)
+        if base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py":
+            continue
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if name not in text or ".apply" not in text and "apply" not in text:
+            continue
+        module_name = module.__name__ if path == own else _module_name(root, path)
+        if module_name is None:
+            continue
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for owner, fn_name, line in _calls_of_apply(tree, name):
+            if owner == name:
+                continue  # the Function's own methods
+            found.append(_Caller(fclass, module_name, path, owner, fn_name, line, params_of_target))
+            if len(found) >= MAX_CALLERS:
+                return root, found
+    return root, found
+
+
+def _calls_of_apply(tree, name):
+    """(class name or None, function name, line) of module-level functions and methods of
+    module-level classes that call ``name.apply`` (or ``x.name.apply``, or an alias)."""
+    aliases = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _is_apply(node.value, name):
+            aliases.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    out = []
+
+    def scan(function, owner):
+        mentioned, any_apply = None, None
+        for node in ast.walk(function):
+            if isinstance(node, ast.Call) and (_is_apply(node.func, name) or
+                                               isinstance(node.func, ast.Name) and node.func.id in aliases):
+                out.append((owner, function.name, node.lineno))
+                return
+            if isinstance(node, ast.Name) and node.id == name and mentioned is None:
+                mentioned = node.lineno
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "apply" \
+                    and any_apply is None:
+                any_apply = node.lineno
+        if mentioned is not None and any_apply is not None:
+            # `fn = Wrong if wrong else Right; fn.apply(...)`: a Function chosen at run time
+            out.append((owner, function.name, any_apply))
+
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("test"):
+            scan(node, None)
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name != "__init__":
+                    scan(item, node.name)
+    # forward methods first: the way users reach a Function
+    out.sort(key=lambda c: (c[1] != "forward", c[0] is None))
+    return out
+
+
+def _is_apply(node, name):
+    if not (isinstance(node, ast.Attribute) and node.attr == "apply"):
+        return False
+    value = node.value
+    return (isinstance(value, ast.Name) and value.id == name) or (
+        isinstance(value, ast.Attribute) and value.attr == name)
+
+
+# -- running them ------------------------------------------------------------------------
+
+
+def capture(fn, fclass, opts, errors=None):
+    """A ``Borrowed`` whose inputs forward and one backward pass accept, or None."""
+    if fclass is None:
+        return None
+    started = time.monotonic()
+    params_of_target = P.infer(fn, fclass)
+    root, candidates = find_callers(fclass, params_of_target)
+    for caller in candidates:
+        if time.monotonic() - started > MAX_SECONDS:
+            break
+        why = "cannot build it (its constructor needs values)"
+        try:
+            for built in caller.builds():
+                caller.fn = built
+                found, why = _search(caller, fn, opts, started)
+                if found is not None:
+                    return Borrowed(caller, found, caller.describe(root), None)
+                if time.monotonic() - started > MAX_SECONDS:
+                    break
+        except Exception as e:  # noqa: BLE001 - the user's module or constructor
+            why = "%s: %s" % (type(e).__name__, first_line(exc_text(e, 160)))
+        if errors is not None:
+            errors.append("%s: %s" % (caller.describe(root), why))
+    return None
+
+
+def _search(caller, fn, opts, started):
+    """(recipe, None) for the first recipe of the caller's own inputs on which it reaches the
+    target with arguments the target's forward and backward accept; else (None, why)."""
+    params = P.infer(caller.fn, None)
+    if params is None:
+        return None, "cannot read its signature"
+    bad = next((p for p in params if p.kind in P.UNSUPPORTED), None)
+    if bad is not None:
+        return None, "cannot make a value for its parameter `%s`" % bad.name
+    n = sum(1 for p in params if p.kind == P.TENSOR)
+    seed = int(opts["seed"])
+    hints = []
+    why = "it never called the target"
+    for values in _scalar_assignments(params):
+        queue = _shape_strategies(n) if n else [[]]
+        position = 0
+        while position < len(queue):
+            if time.monotonic() - started > MAX_SECONDS:
+                return None, why + " (time is up)"
+            for hinted in hints:
+                shapes = [hinted] * n
+                if shapes not in queue[:position]:
+                    queue.insert(position, shapes)
+            hints = []
+            shapes = queue[position]
+            position += 1
+            for domain in DOMAINS[:4]:
+                recipe = Recipe(params, values, shapes, domain)
+                try:
+                    reached = caller.reach(recipe.make(seed))
+                except Exception as e:  # noqa: BLE001 - the caller's own code
+                    why = "%s: %s" % (type(e).__name__, first_line(exc_text(e, 160)))
+                    hints = [h for h in shape_hints(str(e)) if [h] * n not in queue]
+                    break
+                if reached is None:
+                    break
+                try:
+                    inputs = caller.as_inputs(reached)
+                    torch.manual_seed(seed)
+                    out = fn(*inputs)
+                except Exception as e:  # noqa: BLE001 - the target on the caller's arguments
+                    why = "the target raised %s on its arguments" % type(e).__name__
+                    continue
+                if not _finite(out):
+                    why = "the target returned NaN/inf on its arguments"
+                elif _backward_error(inputs, out) is not None:
+                    why = "backward raised on its arguments"
+                else:
+                    return recipe, None
+    return None, why
