@@ -39,6 +39,14 @@ MENTIONS_TORCH_LIBRARY = re.compile(
     r"|from\s+torch\s+import\s*\(?[\w\s,]*\b_?library\b")
 
 
+# An op is created only by a call resolved to `custom_op`/`triton_op`/`torch.library.define`
+# or by `<a Library>.define(...)`; names resolve through the module's own bindings, so the
+# code of a module that creates one holds one of these words (rules about ops need nothing
+# else: registrations and backwards are found through the ops). torch's sources register
+# ops by name (`lib.impl`, `register_fake("aten::...")`) in twice as many files as create one.
+CREATES_CUSTOM_OP = re.compile(r"custom_op|triton_op|(?<!\w)define(?!\w)")
+
+
 def library_aliases(context: ModuleContext) -> list[str]:
     """Module-level names bound to torch.library's API under other names
     (`from torch.library import custom_op as op`): code using them is relevant too."""

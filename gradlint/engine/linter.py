@@ -232,6 +232,10 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
     context_key = fingerprint((view.context_key, options.key()))
     rules = [RULES_BY_CODE[code]() for code in sorted(options.select)
              if code in RULES_BY_CODE and not RULES_BY_CODE[code].engine_level]
+    if not exhaustive:  # rules whose file-level precondition fails cannot fire in any block
+        file_code = Code(text)
+        rules = [rule for rule in rules if rule.requires_in_file is None
+                 or file_code.matches(rule.requires_in_file, True)]
     by_line, file_codes = parse_suppressions(view.scanned.comments)
     reported = started
     for position, (block, entry) in enumerate(view.good):

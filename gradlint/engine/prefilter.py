@@ -91,7 +91,7 @@ class Code:
         known = self._matches.get((pattern, in_code))
         if known is None:
             known = required_text.may_match(pattern, self.text) and \
-                (not in_code or pattern.search(self()) is not None)
+                (not in_code or required_text.may_match(pattern, self()))
             self._matches[(pattern, in_code)] = known
         return known
 

@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..analysis import traverse
 from ..analysis.block import BlockAnalysis
-from ..analysis.custom_ops import KEYWORD_ONLY, POSITIONAL, CustomOp, OpParameter
+from ..analysis.custom_ops import CREATES_CUSTOM_OP, KEYWORD_ONLY, POSITIONAL, CustomOp, OpParameter
 from ..analysis.names import statement_bindings
 from ..analysis.op_types import annotation_expression
 from ..analysis.scopes import ModuleContext
@@ -78,6 +78,7 @@ class CustomOpParameterAnnotation(Rule):
     requires = MENTIONS_TORCH_LIBRARY
     requires_in_code = True
     requires_custom_op_parts = True
+    requires_in_file = CREATES_CUSTOM_OP
 
     VALID = [
         Valid("""

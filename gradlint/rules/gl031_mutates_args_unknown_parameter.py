@@ -6,7 +6,7 @@ from typing import Iterator
 import libcst as cst
 
 from ..analysis.block import BlockAnalysis
-from ..analysis.custom_ops import CustomOp
+from ..analysis.custom_ops import CREATES_CUSTOM_OP, CustomOp
 from ..analysis.op_types import parse_schema
 from ..findings import Applicability, Severity
 from ._ops import op_label
@@ -61,6 +61,7 @@ class MutatesArgsUnknownParameter(Rule):
     requires = MENTIONS_TORCH_LIBRARY
     requires_in_code = True
     requires_custom_op_parts = True
+    requires_in_file = CREATES_CUSTOM_OP
 
     VALID = [
         Valid("""

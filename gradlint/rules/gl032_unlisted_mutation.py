@@ -5,7 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from ..analysis.block import BlockAnalysis
-from ..analysis.custom_ops import CustomOp, FunctionRef
+from ..analysis.custom_ops import CREATES_CUSTOM_OP, CustomOp, FunctionRef
 from ..analysis.param_flow import ParamFlow
 from ..findings import Applicability, Severity
 from ._ops import op_label, op_params_of, real_site, site_in, tensor_kinds
@@ -63,6 +63,7 @@ class UnlistedMutation(Rule):
     requires = MENTIONS_TORCH_LIBRARY
     requires_in_code = True
     requires_custom_op_parts = True
+    requires_in_file = CREATES_CUSTOM_OP
 
     VALID = [
         Valid("""

@@ -5,7 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from ..analysis.block import BlockAnalysis
-from ..analysis.custom_ops import CustomOp, FunctionRef, OpParameter
+from ..analysis.custom_ops import CREATES_CUSTOM_OP, CustomOp, FunctionRef, OpParameter
 from ..findings import Applicability, Severity
 from ._ops import (functions_here, is_none, op_label, real_site, returned_values, returns_of,
                    site_in, surely_not_none)
@@ -71,6 +71,7 @@ class RegisterAutogradGradientCount(Rule):
     requires = MENTIONS_TORCH_LIBRARY
     requires_in_code = True
     requires_custom_op_parts = True
+    requires_in_file = CREATES_CUSTOM_OP
 
     VALID = [
         Valid("""

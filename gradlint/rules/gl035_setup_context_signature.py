@@ -5,6 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from ..analysis.block import BlockAnalysis
+from ..analysis.custom_ops import CREATES_CUSTOM_OP
 from ..findings import Severity
 from ._ops import call_name, op_label
 from .base import MENTIONS_TORCH_LIBRARY, Invalid, Report, Rule, Valid
@@ -53,6 +54,7 @@ class SetupContextSignature(Rule):
     requires = MENTIONS_TORCH_LIBRARY
     requires_in_code = True
     requires_custom_op_parts = True
+    requires_in_file = CREATES_CUSTOM_OP
 
     VALID = [
         Valid("""

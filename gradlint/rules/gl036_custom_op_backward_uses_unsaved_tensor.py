@@ -7,7 +7,7 @@ import libcst as cst
 
 from ..analysis import traverse
 from ..analysis.block import BlockAnalysis
-from ..analysis.custom_ops import CustomOp, FunctionRef
+from ..analysis.custom_ops import CREATES_CUSTOM_OP, CustomOp, FunctionRef
 from ..analysis.names import body_statements
 from ..findings import Severity
 from ._ops import functions_here, nodes_of, op_label, real_site, site_in
@@ -80,6 +80,7 @@ class CustomOpBackwardUsesUnsavedTensor(Rule):
     requires = MENTIONS_TORCH_LIBRARY
     requires_in_code = True
     requires_custom_op_parts = True
+    requires_in_file = CREATES_CUSTOM_OP
 
     VALID = [
         Valid("""

@@ -5,7 +5,7 @@ from typing import Iterator
 import libcst as cst
 
 from ..analysis.block import BlockAnalysis
-from ..analysis.custom_ops import KEYWORD_ONLY, CustomOp, FunctionRef, OpParameter
+from ..analysis.custom_ops import CREATES_CUSTOM_OP, KEYWORD_ONLY, CustomOp, FunctionRef, OpParameter
 from ..findings import Applicability, Severity
 from ._ops import call_name, op_label
 from .base import MENTIONS_TORCH_LIBRARY, FixProposal, Invalid, Replacement, Report, Rule, Valid
@@ -59,6 +59,7 @@ class FakeSignatureMismatch(Rule):
     requires = MENTIONS_TORCH_LIBRARY
     requires_in_code = True
     requires_custom_op_parts = True
+    requires_in_file = CREATES_CUSTOM_OP
 
     VALID = [
         Valid("""

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..analysis.block import BlockAnalysis
-from ..analysis.custom_ops import KEYWORD_ONLY
+from ..analysis.custom_ops import CREATES_CUSTOM_OP, KEYWORD_ONLY
 from ..findings import Severity
 from ._ops import op_label
 from .base import MENTIONS_TORCH_LIBRARY, Invalid, Report, Rule, Valid
@@ -49,6 +49,7 @@ class CustomOpKeywordOnlyTensor(Rule):
     requires = MENTIONS_TORCH_LIBRARY
     requires_in_code = True
     requires_custom_op_parts = True
+    requires_in_file = CREATES_CUSTOM_OP
 
     VALID = [
         Valid("""

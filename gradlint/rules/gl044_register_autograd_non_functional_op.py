@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..analysis.block import BlockAnalysis
+from ..analysis.custom_ops import CREATES_CUSTOM_OP
 from ..analysis.op_types import parse_schema
 from ..findings import Severity
 from ._ops import op_label, real_site
@@ -52,6 +53,7 @@ class RegisterAutogradNonFunctionalOp(Rule):
     requires = MENTIONS_TORCH_LIBRARY
     requires_in_code = True
     requires_custom_op_parts = True
+    requires_in_file = CREATES_CUSTOM_OP
 
     VALID = [
         Valid("""
