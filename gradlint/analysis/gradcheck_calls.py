@@ -91,12 +91,19 @@ class StatementExpressions(cst.CSTVisitor):
 
     @classmethod
     def of(cls, stmt: cst.BaseStatement, *types: type) -> list[cst.CSTNode]:
+        key = (id(stmt), cls, types)
+        known = _FOUND.get(key)
+        if known is not None and known[0] is stmt:
+            return list(known[1])
         collector = cls(stmt, types)
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             for decorator in stmt.decorators:
                 visit(decorator, collector)
         else:
             visit(stmt, collector)  # compound statements: headers only (bodies are skipped)
+        if len(_FOUND) >= _MAX_FOUND:
+            _FOUND.clear()
+        _FOUND[key] = (stmt, tuple(collector.found))  # (the statement is kept: its id stays unique)
         return collector.found
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -108,6 +115,18 @@ class StatementExpressions(cst.CSTVisitor):
         if kind is cst.If and node is not self.root:
             return False  # an `elif` is a statement of its own
         return True
+
+
+# (statement id, collector class, types) -> (statement, nodes found): rules and models ask
+# for the same statement's calls again and again (a backward's `ctx` calls, gradcheck calls).
+# Bounded, and emptied by the engine after each lint (``forget_statements``).
+_FOUND: dict[tuple, tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = {}
+_MAX_FOUND = 100_000
+
+
+def forget_statements() -> None:
+    """Drop what ``StatementExpressions.of`` remembers (the trees it keeps alive)."""
+    _FOUND.clear()
 
 
 def calls_in_statement(stmt: cst.BaseStatement) -> list[cst.Call]:
@@ -318,6 +337,22 @@ def input_elements(call: GradcheckCall, evaluator: Evaluator) -> list[InputEleme
     """
     if call.inputs is None or call.has_star_args:
         return None
+    # six rules ask for the same call's inputs: evaluated once, unless parameters are bound
+    # (a parametrize case, a helper being followed), which change the answer
+    unbound = not evaluator.parameters and not evaluator._comprehension and not evaluator._active
+    if unbound:
+        memo = evaluator.__dict__.setdefault("_input_elements", {})
+        known = memo.get(id(call.node))
+        if known is not None and known[0] is call.node:
+            return None if known[1] is None else list(known[1])
+    found = _input_elements(call, evaluator)
+    if unbound:
+        memo[id(call.node)] = (call.node, None if found is None else tuple(found))
+    return found
+
+
+def _input_elements(call: GradcheckCall, evaluator: Evaluator) -> list[InputElement] | None:
+    assert call.inputs is not None
     expr = call.inputs.value
     fact = evaluator.fact(expr, call.site)
     if isinstance(fact, SequenceFact):

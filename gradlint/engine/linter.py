@@ -20,7 +20,7 @@ from ..analysis.block import BlockAnalysis
 from ..analysis.callees import FixtureSource
 from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, library_aliases, limit_search
 from ..analysis.facts import Evaluator
-from ..analysis.gradcheck_calls import gradcheck_names
+from ..analysis.gradcheck_calls import forget_statements, gradcheck_names
 from ..analysis.scopes import ModuleContext, Site, default_dtype_of
 from ..analysis.source import NEWLINE, Block, ScannedSource, code_only, rescan, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
@@ -192,11 +192,14 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
     sorted) when a lint has run for ``progress_interval`` seconds, and then as often, so a
     big file shows its first diagnostics early and the rest follow."""
     options = options or LintOptions()
-    if exhaustive:
-        with traverse.libcst_traversal():
-            return _lint(text, path, options, LintCache(), exhaustive=True)
-    return _lint(text, path, options, cache, exhaustive=False, cancelled=cancelled,
-                 progress=progress, progress_interval=progress_interval)
+    try:
+        if exhaustive:
+            with traverse.libcst_traversal():
+                return _lint(text, path, options, LintCache(), exhaustive=True)
+        return _lint(text, path, options, cache, exhaustive=False, cancelled=cancelled,
+                     progress=progress, progress_interval=progress_interval)
+    finally:
+        forget_statements()  # (what the analysis memoized per statement: the tree's nodes)
 
 
 def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *,
