@@ -75,7 +75,11 @@ class BlockAnalysis:
         return found
     @cached_property
     def function_index(self) -> FunctionIndex:
-        return FunctionIndex(self.context)
+        """Shared by the module's blocks (its models are of module-level classes)."""
+        index = self.context.models.get("function_index")
+        if index is None:
+            index = self.context.models["function_index"] = FunctionIndex(self.context)
+        return index  # type: ignore[return-value]
 
     def checked_code(self, call: GradcheckCall) -> CheckedCode | None:
         """What ``call`` checks (shared by the rules that ask)."""

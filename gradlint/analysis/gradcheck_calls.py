@@ -8,7 +8,7 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from . import torch_api, traverse
+from . import memos, torch_api, traverse
 from .facts import Evaluator, Fact, SequenceFact
 from .names import BindingKind, body_statements
 from .source import code_only
@@ -101,9 +101,7 @@ class StatementExpressions(cst.CSTVisitor):
                 visit(decorator, collector)
         else:
             visit(stmt, collector)  # compound statements: headers only (bodies are skipped)
-        if len(_FOUND) >= _MAX_FOUND:
-            _FOUND.clear()
-        _FOUND[key] = (stmt, tuple(collector.found))  # (the statement is kept: its id stays unique)
+        memos.remember(_FOUND, key, stmt, tuple(collector.found))
         return collector.found
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -118,15 +116,8 @@ class StatementExpressions(cst.CSTVisitor):
 
 
 # (statement id, collector class, types) -> (statement, nodes found): rules and models ask
-# for the same statement's calls again and again (a backward's `ctx` calls, gradcheck calls).
-# Bounded, and emptied by the engine after each lint (``forget_statements``).
-_FOUND: dict[tuple, tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = {}
-_MAX_FOUND = 100_000
-
-
-def forget_statements() -> None:
-    """Drop what ``StatementExpressions.of`` remembers (the trees it keeps alive)."""
-    _FOUND.clear()
+# for the same statement's calls again and again (a backward's `ctx` calls, gradcheck calls)
+_FOUND: dict = memos.memo()
 
 
 def calls_in_statement(stmt: cst.BaseStatement) -> list[cst.Call]:

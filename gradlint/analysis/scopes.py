@@ -8,7 +8,7 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from . import torch_api
+from . import memos, torch_api
 from .names import ScopeTable, body_statements, compound_bodies
 
 
@@ -138,10 +138,29 @@ def walk_statements(statements: Sequence[cst.BaseStatement], scope: Scope,
                 yield from walk_statements(body, scope, frames, stmt, is_handler)
 
 
+_POSITIONS: dict = memos.memo()  # id(statement list) -> (list, {id(statement): position})
+_INDEXED = 32  # shorter lists are scanned
+
+
+def _positions(statements: Sequence[cst.BaseStatement]) -> dict[int, int]:
+    """Where each of ``statements`` is in the list (finding a class among the thousands of
+    statements of a big module was a scan per lookup)."""
+    known = _POSITIONS.get(id(statements))
+    if known is not None and known[0] is statements:
+        return known[1]
+    found = {id(stmt): index for index, stmt in enumerate(statements)}
+    memos.remember(_POSITIONS, id(statements), statements, found)
+    return found
+
+
 def find_site(statements: Sequence[cst.BaseStatement], scope: Scope, target: cst.CSTNode,
               prefix: tuple[Frame, ...] = (), owner: cst.CSTNode | None = None,
               handler: bool = False) -> Site | None:
     """The site of ``target`` among ``statements`` (same scope only)."""
+    if len(statements) > _INDEXED:
+        position = _positions(statements).get(id(target))
+        if position is not None:  # one of the statements itself (a node is in one place only)
+            return Site(scope, prefix + (Frame(statements, position, owner, handler),))
     for index, stmt in enumerate(statements):
         frames = prefix + (Frame(statements, index, owner, handler),)
         if stmt is target:

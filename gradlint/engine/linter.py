@@ -15,12 +15,12 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import libcst as cst
 
-from ..analysis import traverse
+from ..analysis import memos, traverse
 from ..analysis.block import BlockAnalysis
 from ..analysis.callees import FixtureSource
 from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, library_aliases, limit_search
 from ..analysis.facts import Evaluator
-from ..analysis.gradcheck_calls import forget_statements, gradcheck_names
+from ..analysis.gradcheck_calls import gradcheck_names
 from ..analysis.scopes import ModuleContext, Site, default_dtype_of
 from ..analysis.source import NEWLINE, Block, ScannedSource, code_only, rescan, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
@@ -199,7 +199,7 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
         return _lint(text, path, options, cache, exhaustive=False, cancelled=cancelled,
                      progress=progress, progress_interval=progress_interval)
     finally:
-        forget_statements()  # (what the analysis memoized per statement: the tree's nodes)
+        memos.forget()  # what the analysis memoized about this lint's trees
 
 
 def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *,

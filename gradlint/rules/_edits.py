@@ -7,7 +7,7 @@ from typing import Iterable
 import libcst as cst
 
 from ..analysis.names import BindingKind
-from ..analysis.scopes import Site
+from ..analysis.scopes import Scope, Site
 from ..analysis.traverse import visit
 from ..findings import Applicability
 
@@ -31,17 +31,25 @@ def short_label(expr: cst.BaseExpression, index: int) -> str:
 
 def torch_module_name(site: Site) -> str | None:
     """A name bound to the ``torch`` module where ``site`` is, preferring ``torch``."""
-    found: list[str] = []
     for scope in site.scope.chain():
+        found = _torch_names(scope)
+        if found:
+            return "torch" if "torch" in found else sorted(found)[0]
+    return None
+
+
+def _torch_names(scope: Scope) -> list[str]:
+    """The names ``scope`` binds to the torch module (once per scope: a big module's table
+    has thousands of names, and every fix asked)."""
+    known = scope.__dict__.get("_torch_names")
+    if known is None:
+        known = []
         for name, bindings in scope.table.bindings.items():
             main = [b for b in bindings if not b.in_except_handler] or bindings
             if all(b.kind is BindingKind.IMPORT and b.qualified == "torch" for b in main):
-                found.append(name)
-        if found:
-            break
-    if not found:
-        return None
-    return "torch" if "torch" in found else sorted(found)[0]
+                known.append(name)
+        scope.__dict__["_torch_names"] = known
+    return known
 
 
 def with_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression,
