@@ -12,7 +12,7 @@ from ..analysis.method_body import compound_sites, lines, names_in, returns
 from ..analysis.names import dotted_name, target_names
 from ..analysis.test_context import expects_exception
 from ..findings import Severity
-from .base import Invalid, Report, Rule, Valid
+from .base import MENTIONS_GRADCHECK, Invalid, Report, Rule, Valid
 
 MENTIONS_GRADGRADCHECK = re.compile(r"gradgradcheck")
 _NO_GRAD = frozenset({"no_grad", "inference_mode"})
@@ -69,6 +69,8 @@ class GradgradcheckOnOnceDifferentiable(Rule):
     severity = Severity.ERROR
     summary = "gradgradcheck on a Function whose backward is @once_differentiable or no-grad"
     requires = MENTIONS_GRADGRADCHECK
+    # it reports on gradcheck calls, found only through names that say gradcheck
+    requires_in_file = MENTIONS_GRADCHECK
 
     VALID = [
         Valid("""

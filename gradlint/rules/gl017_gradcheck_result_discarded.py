@@ -10,7 +10,7 @@ from ..analysis.gradcheck_calls import GradcheckCall
 from ..analysis.test_context import expects_exception
 from ..findings import Applicability, Severity
 from . import _edits
-from .base import FixProposal, Invalid, Report, Rule, Valid
+from .base import MENTIONS_GRADCHECK, FixProposal, Invalid, Report, Rule, Valid
 
 MENTIONS_RAISE_EXCEPTION = re.compile(r"raise_exception")
 
@@ -53,6 +53,8 @@ class GradcheckResultDiscarded(Rule):
     severity = Severity.ERROR
     summary = "gradcheck(..., raise_exception=False) whose result is not used: it can never fail"
     requires = MENTIONS_RAISE_EXCEPTION
+    # it reports on gradcheck calls, found only through names that say gradcheck
+    requires_in_file = MENTIONS_GRADCHECK
 
     VALID = [
         Valid("""

@@ -8,7 +8,7 @@ import libcst as cst
 from ..analysis.block import BlockAnalysis
 from ..analysis.test_context import expects_exception
 from ..findings import Severity
-from .base import Invalid, Report, Rule, Valid
+from .base import MENTIONS_GRADCHECK, Invalid, Report, Rule, Valid
 
 MENTIONS_FORWARD_AD = re.compile(r"check_forward_ad|check_batched_forward_grad|check_fwd_over_rev")
 # the options that make gradcheck/gradgradcheck use forward-mode AD
@@ -58,6 +58,8 @@ class ForwardAdWithoutJvp(Rule):
     severity = Severity.ERROR
     summary = "check_forward_ad=True on a custom Function that has no jvp (NotImplementedError)"
     requires = MENTIONS_FORWARD_AD
+    # it reports on gradcheck calls, found only through names that say gradcheck
+    requires_in_file = MENTIONS_GRADCHECK
 
     VALID = [
         Valid("""

@@ -6,7 +6,7 @@ from typing import Iterator
 from ..analysis.block import BlockAnalysis
 from ..analysis.test_context import expects_exception
 from ..findings import Applicability, Severity
-from .base import FixProposal, Invalid, Replacement, Report, Rule, Valid
+from .base import MENTIONS_GRADCHECK, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
 MENTIONS_SPARSE_NNZ = re.compile(r"check_sparse_nnz")
 
@@ -42,6 +42,8 @@ class DeprecatedGradcheckOption(Rule):
     severity = Severity.ERROR
     summary = "check_sparse_nnz= in gradcheck (removed: TypeError); use masked="
     requires = MENTIONS_SPARSE_NNZ
+    # it reports on gradcheck calls, found only through names that say gradcheck
+    requires_in_file = MENTIONS_GRADCHECK
 
     VALID = [
         Valid("""
