@@ -3,8 +3,10 @@ and CI shards. Reports come back in the order of the files, whatever the workers
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -118,17 +120,44 @@ def _check_one(task: tuple) -> tuple[FileReport, str | None]:
         return lint_file(job.path, job.display, job.options, fix=fixing, unsafe=unsafe), None
     report = lint_file(job.path, job.display, job.options, fix=fixing, unsafe=unsafe, data=data,
                        count_fixes=count_fixes)
+    if len(data) >= RELEASE_AFTER_BYTES:
+        release_memory()
     if not fixing:
         report.original = None  # the parent needs only the findings (less to send back)
     return report, (entry_key(data, job.options.key()) if want_key else None)
 
 
+# After a file this big, its memory is handed back before the next file: its analysis holds
+# reference cycles (so its trees live until the next full collection, while the next file is
+# parsed), and glibc keeps what Python frees unless trimmed. Measured on torch's 450 kB
+# distributed_test.py: 188 MB RSS after the lint, 182 MB after gc.collect(), 41 MB trimmed.
+# (The whole-torch run's peak RSS, parent and workers: 338 MB before, 302 MB with this,
+# 285 MB when big files are also kept apart, see BIG_FILE_BYTES.)
+RELEASE_AFTER_BYTES = 64 * 1024
+
+
+def release_memory() -> None:
+    gc.collect()
+    if _TRIM is not None:
+        _TRIM(0)
+
+
+def _malloc_trim():
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+_TRIM = _malloc_trim() if sys.platform.startswith("linux") else None
+
+
 def _in_workers(tasks: list[tuple], sizes: list[int], count: int) -> list[tuple[FileReport, str | None]]:
     import multiprocessing  # (not imported by runs answered from the cache)
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    # the biggest files first, so that one big file does not finish last on its own
-    order = sorted(range(len(tasks)), key=lambda i: -sizes[i])
     try:
         context = multiprocessing.get_context("fork")
     except ValueError:  # pragma: no cover (no fork on this platform)
@@ -136,7 +165,36 @@ def _in_workers(tasks: list[tuple], sizes: list[int], count: int) -> list[tuple[
     from . import linter  # noqa: F401 (imported once here, inherited by forked workers)
 
     results: list = [None] * len(tasks)
+    waiting = schedule(sizes)
     with ProcessPoolExecutor(max_workers=min(count, len(tasks)), mp_context=context) as pool:
-        for index, result in zip(order, pool.map(_check_one, [tasks[i] for i in order], chunksize=1)):
-            results[index] = result
+        running: dict = {}
+        while waiting or running:
+            while waiting and len(running) < count:
+                big_running = any(sizes[i] >= BIG_FILE_BYTES for i in running.values())
+                index = next_task(waiting, sizes, big_running)
+                running[pool.submit(_check_one, tasks[index])] = index
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                results[running.pop(future)] = future.result()
     return results
+
+
+# Files this big are never checked side by side: a worker's memory peaks at the size of the
+# tree it holds (torch's 450 kB distributed_test.py: 150 MB), and two at once add up.
+BIG_FILE_BYTES = 128 * 1024
+
+
+def schedule(sizes: Sequence[int]) -> list[int]:
+    """The order to hand files out: the biggest first, so that one big file does not
+    finish last on its own."""
+    return sorted(range(len(sizes)), key=lambda i: -sizes[i])
+
+
+def next_task(waiting: list[int], sizes: Sequence[int], big_running: bool) -> int:
+    """Take the next file from ``waiting``: the first, unless it is big while another big
+    file is being checked (then the first that is not big, if any)."""
+    if big_running:
+        for position, index in enumerate(waiting):
+            if sizes[index] < BIG_FILE_BYTES:
+                return waiting.pop(position)
+    return waiting.pop(0)

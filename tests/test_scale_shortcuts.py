@@ -1,0 +1,93 @@
+"""The shortcuts added for speed decide exactly what the slow way decides: a pattern made of
+alternatives searched only where its alternatives' literal text is, the file-level
+preconditions of rules, and the order big files are handed to parallel workers."""
+
+from __future__ import annotations
+
+import random
+import re
+import textwrap
+
+import pytest
+
+from gradlint.analysis.custom_ops import CREATES_CUSTOM_OP
+from gradlint.engine.batch import BIG_FILE_BYTES, next_task, release_memory, schedule
+from gradlint.engine.linter import lint_source
+from gradlint.engine.options import LintOptions
+from gradlint.rules import ALL_RULES
+from gradlint.rules.required_text import may_match, required_literals
+
+PATTERNS = [
+    # a back-reference in a later alternative: masking earlier ones keeps its group number
+    re.compile(r"x(\w)\1|y(\w)\2|zz"),
+    re.compile(r"(?i)ab(c)|de\1|(?:fg|hi)j"),
+    re.compile(r"^[ \t]*\w+\s*=\s*\w+\.grad$|[|(]a\||\\|b", re.MULTILINE),
+    re.compile(r"[]|]x|(?:a|b)\(c\)|d[^]|)]e"),
+    *[rule.requires for rule in ALL_RULES if rule.requires is not None],
+]
+PIECES = ["x", "aa", "y", "bb", "zz", "AB", "c", "de", "DE", "fgj", "hij", "|", "]", "(", ")",
+          "\\", " ", "\n", "=", ".grad", "a|", "(c)", "d]e", "equal(", ".equal(", "x.equal(x)",
+          "assert_close(a, a)", "gradcheck", "custom_op", "Library", "vmap", "noqa: GL001",
+          "Fn()(", "Fn.forward(", ".apply", "def backward", "inputs(", "gradlint: inputs"]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS, ids=lambda p: p.pattern[:30])
+def test_pattern_of_alternatives_is_searched_as_a_whole_would_be(pattern):
+    random.seed(15)
+    needles, _ = required_literals(pattern)
+    for _ in range(3000):
+        text = "".join(random.choice(PIECES) for _ in range(random.randint(1, 8)))
+        assert may_match(pattern, text) == (pattern.search(text) is not None), text
+
+
+def test_literal_needles_run_through_branches_of_plain_words():
+    needles, folded = required_literals(re.compile(r"(\w+)\.(?:allclose|equal)\(\s*\1"))
+    assert needles == frozenset({".allclose(", ".equal("}) and not folded
+
+
+def test_custom_op_rules_need_code_that_creates_an_op():
+    """A registration by name (torch's own `lib.impl`, `register_fake("aten::...")`) creates
+    no op; the rules find nothing there even with every shortcut off."""
+    registrations = textwrap.dedent('''
+        import torch
+        from torch.library import Library, register_fake
+
+        lib = Library("aten", "IMPL")
+        lib.impl("sin", lambda x: x, "CPU")
+
+        @register_fake("aten::cos")
+        def _(x):
+            return x.new_empty(x.shape).item()
+    ''')
+    assert not CREATES_CUSTOM_OP.search(registrations)
+    assert lint_source(registrations, exhaustive=True).findings == []
+    assert CREATES_CUSTOM_OP.search("lib.define('f(Tensor x) -> Tensor')")
+    assert CREATES_CUSTOM_OP.search("from torch.library import custom_op as op")
+    assert not CREATES_CUSTOM_OP.search("from torch.sparse._triton_ops import bsr_dense_mm")
+
+
+def test_rules_on_gradcheck_calls_need_gradcheck_in_the_code():
+    """GL016/GL020: options in a comment or another API's keyword are no gradcheck call."""
+    text = textwrap.dedent('''
+        import torch
+        # gradgradcheck with check_fwd_over_rev=True would fail here
+        sample = dict(check_batched_forward_grad=True, gradcheck_wrapper=None)
+    ''')
+    options = LintOptions()
+    assert lint_source(text, options=options).findings == \
+        lint_source(text, options=options, exhaustive=True).findings == []
+
+
+def test_big_files_are_not_checked_side_by_side():
+    big, small = BIG_FILE_BYTES, 1000
+    sizes = [small, big * 3, small, big * 2, small * 2, big]
+    waiting = schedule(sizes)
+    assert waiting == [1, 3, 5, 4, 0, 2]  # the biggest first
+    assert next_task(waiting, sizes, big_running=False) == 1
+    assert next_task(waiting, sizes, big_running=True) == 4  # not file 3: a big one runs
+    assert next_task(waiting, sizes, big_running=False) == 3
+    assert next_task([5], sizes, big_running=True) == 5  # only big files left: go on
+
+
+def test_release_memory_runs_anywhere():
+    release_memory()
