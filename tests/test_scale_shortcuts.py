@@ -91,3 +91,11 @@ def test_big_files_are_not_checked_side_by_side():
 
 def test_release_memory_runs_anywhere():
     release_memory()
+
+
+def test_every_comparison_gl026_knows_is_named_by_its_file_level_pre_check():
+    from gradlint.rules.gl026_self_comparison_in_reference_test import (
+        _FUNCTIONS, _METHODS_OF_TWO, _TENSOR_METHODS, COMPARISON_NAMES)
+
+    for name in [*_FUNCTIONS, *_METHODS_OF_TWO, *_TENSOR_METHODS]:
+        assert COMPARISON_NAMES.search(name.rpartition(".")[2]), name

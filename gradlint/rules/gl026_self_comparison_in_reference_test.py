@@ -20,6 +20,8 @@ COMPARES = re.compile(
     rf"|({_OPERAND})\.(?:allclose|equal|isclose)\(\s*\2\s*[,)]"
     rf"|^[ \t]*\w+\s*=\s*[\w.]+\.grad[ \t]*(?:#.*)?$",
     re.MULTILINE)
+# what the name of every comparison below holds (aliases included: they are bound to one)
+COMPARISON_NAMES = re.compile(r"[aA]ll[cC]lose|isclose|assert_close|[eE]qual")
 _FUNCTIONS = frozenset({
     "torch.allclose", "torch.equal", "torch.isclose", "torch.testing.assert_close",
     "torch.testing.assert_allclose", "numpy.allclose", "numpy.array_equal", "numpy.isclose",
@@ -76,6 +78,9 @@ class SelfComparisonInReferenceTest(Rule):
     severity = Severity.ERROR
     summary = "a comparison of a gradient with itself (or with an alias of the same .grad)"
     requires = COMPARES
+    # every finding is on a comparison (`_FUNCTIONS`, `_METHODS_OF_TWO`, `_TENSOR_METHODS`),
+    # reached through names that say so: a `ref = x.grad` alone is no finding
+    requires_in_file = COMPARISON_NAMES
 
     VALID = [
         Valid("""
