@@ -189,9 +189,16 @@ def body_statements(block: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
     return ()
 
 
+# (classes nothing derives from: `type(x) in` answers what isinstance would)
+_COMPOUND = frozenset({cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar})
+assert not any(cls.__subclasses__() for cls in _COMPOUND)
+
+
 def compound_bodies(stmt: cst.BaseStatement) -> Iterator[tuple[Sequence[cst.BaseStatement], bool]]:
     """The statement lists nested in a compound statement (same scope), with a flag that
     tells whether the list is an ``except`` handler."""
+    if type(stmt) not in _COMPOUND:
+        return  # most statements: a type test instead of five isinstance on libcst's ABCs
     if isinstance(stmt, (cst.If,)):
         yield body_statements(stmt.body), False
         orelse = stmt.orelse

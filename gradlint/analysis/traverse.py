@@ -120,9 +120,7 @@ def _plan(visitor_class: type) -> dict | None:
     plan = _PLANS.get(visitor_class)
     if plan is None:
         if _readonly_with_node_hooks(visitor_class):
-            hooked = any(_own_hook(visitor_class, f"{kind}_{name}") is not None
-                         for name in _TRIVIA_NAMES for kind in ("visit", "leave"))
-            plan = {_SKIP: _NOTHING if hooked else TRIVIA}
+            plan = {_SKIP: _NOTHING if _hooks_trivia(visitor_class) else TRIVIA}
         else:
             plan = _NO_PLAN
         _PLANS[visitor_class] = plan
@@ -131,6 +129,20 @@ def _plan(visitor_class: type) -> dict | None:
 
 _SKIP = object()  # the plan's entry for the node classes not to walk into
 _NOTHING: frozenset[type] = frozenset()
+
+
+def _hooks_trivia(visitor_class: type) -> bool:
+    """Does the visitor hook a layout node (``visit_Comma``)? The same answer as asking
+    ``_own_hook`` for every such name, from the few names its classes define: visitor
+    classes defined inside functions are new classes on every call, so this runs often."""
+    for klass in visitor_class.__mro__:
+        if klass is _CSTVisitor:
+            break
+        for name in vars(klass):
+            kind, _, rest = name.partition("_")
+            if kind in ("visit", "leave") and rest in _TRIVIA_NAMES:
+                return True
+    return False
 
 
 def _readonly_with_node_hooks(visitor_class: type) -> bool:
