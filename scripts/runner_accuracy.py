@@ -46,7 +46,7 @@ from real_code_accuracy import download, extract  # noqa: E402
 PACKAGES: list[tuple[str, str, list[str]]] = [
     ("entmax", "1.3", []),
     ("sparsemax", "0.1.9", []),
-    ("pytorch-wavelets", "1.3.0", ["PyWavelets==1.9.0", "setuptools==80.9.0",  # pkg_resources
+    ("pytorch-wavelets", "1.3.0", ["PyWavelets==1.9.0", "setuptools==80.9.0", "dtcwt==0.14.0",  # pkg_resources, tests
                                    "py3nvml==0.2.7"]),  # its tests import it
     ("roma", "1.8.0", []),
     ("pypose", "0.9.5", []),
@@ -82,6 +82,15 @@ NOT_A_DERIVATIVE = {
     "*::_MultiSampledLogSumExp": "forward samples; backward is a score-function estimate (torch-struct)",
     "torch_struct/semirings/sparse_max.py::_SparseMaxGrad": "forward is the identity; backward applies "
                                                              "sparsemax's Jacobian: a gradient hook (torch-struct)",
+    "gpytorch/variational/*::_NaturalToMuVarSqrt": "backward returns the natural gradient (the gradient w.r.t. "
+                                                   "the expectation parameters) for NGD: 'Calculates the natural "
+                                                   "gradient with respect to nat_mean, nat_covar' (gpytorch)",
+    "gpytorch/variational/*::_TrilNaturalToMuVarSqrt": "backward is _NaturalToMuVarSqrt's natural gradient, "
+                                                       "carried to the Cholesky parameterisation (gpytorch NGD)",
+    "gpytorch/variational/ciq_variational_strategy.py::_NgdInterpTerms": "'the gradients will be with respect to the "
+                                                                         "cannonical parameters … rather than the "
+                                                                         "natural parameters … natural gradient "
+                                                                         "descent' (gpytorch docstring)",
 }
 
 

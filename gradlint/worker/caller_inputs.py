@@ -41,25 +41,30 @@ class _Reached(Exception):
 
 
 class Borrowed(object):
-    """A caller that reached the target, with the recipe of its own inputs."""
+    """Inputs taken from code that calls the target: ``make(seed)`` runs it again."""
 
-    def __init__(self, caller, recipe, where, grad_names):
-        self.caller = caller  # _Caller
-        self.recipe = recipe
+    def __init__(self, draw, where, info=None):
+        self.draw = draw  # seed -> the target's inputs
         self.where = where  # "pytorch_wavelets/dtcwt/transform2d.py:123 (DTCWTForward.forward)"
-        self.grad_names = grad_names
+        self.extra = dict(info or {})
 
     def make(self, seed):
-        """The target's arguments when the caller runs on its inputs drawn with ``seed``."""
-        reached = self.caller.reach(self.recipe.make(seed))
-        if reached is None:
-            raise ValueError("the caller did not call the target on this draw")
-        return self.caller.as_inputs(reached)
+        return self.draw(seed)
 
     def info(self, seed):
-        info = self.recipe.info(seed)
+        info = dict(self.extra, seed=seed)
         info["caller"] = self.where
         return info
+
+
+def _caller_draw(caller, recipe):
+    def draw(seed):
+        reached = caller.reach(recipe.make(seed))
+        if reached is None:
+            raise ValueError("the caller did not call the target on this draw")
+        return caller.as_inputs(reached)
+
+    return draw
 
 
 class _Caller(object):
@@ -118,27 +123,49 @@ class _Caller(object):
         return None
 
     def as_inputs(self, reached):
-        args, kwargs = reached
+        return as_inputs(reached, self.params_of_target)
+
+
+def as_inputs(reached, params_of_target):
+    """The target's inputs from the (args, kwargs) a caller passed: detached copies; a
+    floating tensor requires grad when backward answers for it."""
+    args, kwargs = reached
+    if kwargs:
+        names = [p.name for p in params_of_target or []]
+        args = list(args)
+        kwargs = dict(kwargs)
+        for name in names[len(args):]:
+            if name not in kwargs:
+                break
+            args.append(kwargs.pop(name))
         if kwargs:
-            names = [p.name for p in self.params_of_target or []]
-            args = list(args)
-            for name in names[len(args):]:
-                if name not in kwargs:
-                    break
-                args.append(kwargs.pop(name))
-            if kwargs:
-                raise ValueError("the caller passes keywords the target does not name: %s" % ", ".join(kwargs))
-        out = []
-        for i, a in enumerate(args):
-            if is_tensor(a) and (a.is_floating_point() or a.is_complex()):
-                p = self.params_of_target[i] if self.params_of_target and i < len(self.params_of_target) else None
-                grad = p.requires_grad if p is not None and p.kind == P.TENSOR else p is None
-                out.append(a.detach().clone().requires_grad_(grad))
-            elif is_tensor(a):
-                out.append(a.detach().clone())
-            else:
-                out.append(a)
-        return tuple(out)
+            raise ValueError("the caller passes keywords the target does not name: %s" % ", ".join(kwargs))
+    out = []
+    for i, a in enumerate(args):
+        if is_tensor(a) and (a.is_floating_point() or a.is_complex()):
+            p = params_of_target[i] if params_of_target and i < len(params_of_target) else None
+            grad = p.requires_grad if p is not None and p.kind == P.TENSOR else p is None
+            out.append(a.detach().clone().requires_grad_(grad))
+        elif is_tensor(a):
+            out.append(a.detach().clone())
+        else:
+            out.append(a)
+    return tuple(out)
+
+
+def accepts(fn, inputs, seed):
+    """None when the target's forward returns finite values on ``inputs`` and one backward
+    pass works; else why not."""
+    try:
+        torch.manual_seed(seed)
+        out = fn(*inputs)
+    except Exception as e:  # noqa: BLE001 - the target on the caller's arguments
+        return "the target raised %s on its arguments" % type(e).__name__
+    if not _finite(out):
+        return "the target returned NaN/inf on its arguments"
+    if _backward_error(inputs, out) is not None:
+        return "backward raised on its arguments"
+    return None
 
 
 def _instances(cls):
@@ -321,8 +348,8 @@ def _calls_of_apply(tree, name):
             aliases.update(t.id for t in node.targets if isinstance(t, ast.Name))
     out = []
 
-    def scan(function, owner):
-        mentioned, any_apply = None, None
+    def scan(function, owner, class_mentions=False):
+        mentioned, any_apply = (0 if class_mentions else None), None
         for node in ast.walk(function):
             if isinstance(node, ast.Call) and (_is_apply(node.func, name) or
                                                isinstance(node.func, ast.Name) and node.func.id in aliases):
@@ -341,9 +368,11 @@ def _calls_of_apply(tree, name):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("test"):
             scan(node, None)
         elif isinstance(node, ast.ClassDef):
+            # `self.fn = Wrong if wrong else Right` in __init__, `self.fn.apply(...)` in forward
+            class_mentions = any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and item.name != "__init__":
-                    scan(item, node.name)
+                    scan(item, node.name, class_mentions)
     # forward methods first: the way users reach a Function
     out.sort(key=lambda c: (c[1] != "forward", c[0] is None))
     return out
@@ -360,13 +389,19 @@ def _is_apply(node, name):
 # -- running them ------------------------------------------------------------------------
 
 
-def capture(fn, fclass, opts, errors=None):
-    """A ``Borrowed`` whose inputs forward and one backward pass accept, or None."""
+def capture(fn, fclass, opts, errors=None, seen=None):
+    """A ``Borrowed`` whose inputs forward and one backward pass accept, or None. ``seen``
+    (a dict) gets the package's root and the names of the callers tried."""
     if fclass is None:
         return None
     started = time.monotonic()
     params_of_target = P.infer(fn, fclass)
     root, candidates = find_callers(fclass, params_of_target)
+    if seen is not None:
+        seen["root"] = root
+        seen["params"] = params_of_target
+        seen["names"] = [fclass.__name__] + sorted(set(c.owner or c.name for c in candidates
+                                                       if (c.owner or c.name) not in ("forward", "__call__")))
     for caller in candidates:
         if time.monotonic() - started > MAX_SECONDS:
             break
@@ -376,7 +411,8 @@ def capture(fn, fclass, opts, errors=None):
                 caller.fn = built
                 found, why = _search(caller, fn, opts, started)
                 if found is not None:
-                    return Borrowed(caller, found, caller.describe(root), None)
+                    info = found.info(int(opts["seed"]))
+                    return Borrowed(_caller_draw(caller, found), caller.describe(root), info)
                 if time.monotonic() - started > MAX_SECONDS:
                     break
         except Exception as e:  # noqa: BLE001 - the user's module or constructor
@@ -424,15 +460,9 @@ def _search(caller, fn, opts, started):
                     break
                 try:
                     inputs = caller.as_inputs(reached)
-                    torch.manual_seed(seed)
-                    out = fn(*inputs)
-                except Exception as e:  # noqa: BLE001 - the target on the caller's arguments
-                    why = "the target raised %s on its arguments" % type(e).__name__
-                    continue
-                if not _finite(out):
-                    why = "the target returned NaN/inf on its arguments"
-                elif _backward_error(inputs, out) is not None:
-                    why = "backward raised on its arguments"
-                else:
+                except ValueError as e:
+                    return None, str(e)
+                why = accepts(fn, inputs, seed)
+                if why is None:
                     return recipe, None
     return None, why

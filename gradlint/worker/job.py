@@ -16,7 +16,7 @@ import warnings
 
 import torch
 
-from . import caller_inputs, checks, customops, funcchecks, gradchecks
+from . import caller_inputs, checks, customops, funcchecks, gradchecks, test_callers
 from .introspect import defines, is_once_differentiable
 from .loading import Loader
 from .outcome import Outcome, Reporter, is_users
@@ -208,8 +208,12 @@ class Job(object):
             if oc.status != "no_inputs" or loaded.fclass is None or oc.summary.startswith("abstract"):
                 raise
             self.progress("looking for inputs in the code that calls %s" % loaded.fclass.__name__, 10)
-            tried = []
-            borrowed = caller_inputs.capture(loaded.fn, loaded.fclass, self.opts, tried)
+            tried, seen = [], {}
+            borrowed = caller_inputs.capture(loaded.fn, loaded.fclass, self.opts, tried, seen)
+            if borrowed is None and seen.get("root"):
+                self.progress("looking for inputs in the tests that reach %s" % loaded.fclass.__name__, 12)
+                borrowed = test_callers.capture(loaded.fn, loaded.fclass, seen["params"], seen["root"],
+                                                seen["names"], self.opts, time.monotonic() + 20.0, tried)
             if borrowed is None:
                 if tried:
                     self.result["notes"].append("no caller in the package gave inputs: " + "; ".join(tried)[:600])
