@@ -273,8 +273,23 @@ class _stand_in(object):
 # -- finding callers ---------------------------------------------------------------------
 
 
+_SKIP_DIRS = frozenset((".git", ".hg", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "build", "dist",
+                        "site-packages", "__pycache__", ".mypy_cache", ".pytest_cache", "docs"))
+
+
+def _py_files(folder, limit):
+    out = []
+    for d, dirs, names in os.walk(folder):
+        dirs[:] = sorted(x for x in dirs if x not in _SKIP_DIRS and not x.startswith("."))
+        out.extend(os.path.join(d, n) for n in sorted(names) if n.endswith(".py"))
+        if len(out) >= limit:
+            break
+    return out[:limit]
+
+
 def _package_files(module):
-    """(root on sys.path, [files]) of the target's top-level package, or of its own directory."""
+    """(root on sys.path, [files]): the target's top-level package first, then the rest of the
+    project it sits in (not for an installed package: its site-packages is not a project)."""
     path = getattr(module, "__file__", None)
     if not path:
         return None, []
@@ -284,15 +299,14 @@ def _package_files(module):
     if top_file and os.path.basename(top_file) == "__init__.py" and "." in module.__name__:
         package_dir = os.path.dirname(top_file)
         root = os.path.dirname(package_dir)
-        files = []
-        for d, dirs, names in os.walk(package_dir):
-            dirs[:] = sorted(x for x in dirs if not x.startswith((".", "__pycache__")))
-            files.extend(os.path.join(d, n) for n in sorted(names) if n.endswith(".py"))
-            if len(files) > MAX_FILES:
-                break
-        return root, files[:MAX_FILES]
-    root = os.path.dirname(path)
-    return root, [os.path.join(root, n) for n in sorted(os.listdir(root)) if n.endswith(".py")][:MAX_FILES]
+    else:
+        package_dir = root = os.path.dirname(path)
+    files = _py_files(package_dir, MAX_FILES)
+    installed = any(part in ("site-packages", "dist-packages") for part in root.split(os.sep))
+    if not installed and root != package_dir and len(files) < MAX_FILES:
+        inside = package_dir + os.sep
+        files += [f for f in _py_files(root, MAX_FILES) if not f.startswith(inside)][:MAX_FILES - len(files)]
+    return root, files
 
 
 def _module_name(root, path):

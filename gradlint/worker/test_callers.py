@@ -18,13 +18,11 @@ import time
 
 import torch
 
-from .caller_inputs import Borrowed, _Reached, _stand_in, accepts, as_inputs
+from .caller_inputs import _SKIP_DIRS, Borrowed, _Reached, _stand_in, accepts, as_inputs
 
 MAX_TEST_FILES = 8
 MAX_FILES_SCANNED = 4000
 MAX_CASES = 8
-_SKIP_DIRS = frozenset((".git", ".hg", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "build", "dist",
-                        "site-packages", "__pycache__", ".mypy_cache", ".pytest_cache", "docs"))
 
 
 def test_files(root, names):

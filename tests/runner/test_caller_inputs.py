@@ -80,3 +80,9 @@ async def test_a_function_reached_only_through_nested_inputs_takes_them_from_the
     r = await run(client, "WrongMergeBands")
     assert r["status"] == "fail" and "wrong sign" in r["summary"], r["summary"]
     assert "(TestWrong.test_wrong_inverse)" in captured_from(r)
+
+
+async def test_a_caller_elsewhere_in_the_project_counts_too(client):
+    r = await run(client, "Rescale")  # only wrapped_app.py, next to the package, calls it
+    assert r["status"] == "pass", r["summary"]
+    assert "wrapped_app.py:6 (normalise), which calls Rescale.apply" in captured_from(r)
