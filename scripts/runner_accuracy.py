@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -132,7 +133,9 @@ def run_venv(cache: Path, extra: list[str]) -> Path:
 def gradlint_run(args: list[str], cwd: Path, python: Path, gradlint: Path, timeout: float = 3600) -> list[dict]:
     cmd = [str(gradlint), "run", *args, "--format", "json", "--no-cache", "--python", str(python),
            "--exit-zero"]
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    # no bytecode caches: a mutant written in place must never be run from a stale .pyc
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     try:
         data = json.loads(proc.stdout or "[]")
     except ValueError:
@@ -285,9 +288,12 @@ def measure_package(cache: Path, name: str, version: str, python: Path, gradlint
 def run_mutants(root: Path, functions: list[dict], python: Path, gradlint: Path) -> list[dict]:
     """Every mutant as a sibling module of its original (same package, so relative imports
     work), all run by one `gradlint run` (one worker start)."""
-    planned, written = [], []
+    planned, written, in_place = [], [], []
     for fn in functions:
         if fn["by_design"]:
+            continue
+        if str(fn.get("inputs", "")).startswith("captured from"):
+            in_place.append(fn)  # its callers import the original module: mutate that one
             continue
         path = root / fn["file"]
         original = path.read_text()
@@ -310,6 +316,29 @@ def run_mutants(root: Path, functions: list[dict], python: Path, gradlint: Path)
         result = by_target.get(target, {"result": {"status": "error", "summary": "no result"}})
         rows.append({"target": fn["target"], "mutation": mutation, "outcome": outcome(result),
                      "summary": (result.get("result") or {}).get("summary", "")})
+    for fn in in_place:
+        rows.extend(_mutate_in_place(root, fn, python, gradlint))
+    return rows
+
+
+def _mutate_in_place(root: Path, fn: dict, python: Path, gradlint: Path) -> list[dict]:
+    """Mutants of a Function whose inputs come from the code that calls it: the original file
+    is changed (and restored), so that its callers call the mutant; one run each."""
+    path = root / fn["file"]
+    original = path.read_text()
+    rows = []
+    try:
+        for mutation in MUTATIONS:
+            changed = mutate(original, fn["class"], mutation)
+            if changed is None:
+                continue
+            path.write_text(changed)
+            found = gradlint_run([fn["target"]], root, python, gradlint)
+            result = found[0] if found else {"result": {"status": "error", "summary": "no result"}}
+            rows.append({"target": fn["target"], "mutation": mutation, "outcome": outcome(result),
+                         "summary": (result.get("result") or {}).get("summary", "")})
+    finally:
+        path.write_text(original)
     return rows
 
 

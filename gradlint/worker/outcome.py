@@ -146,6 +146,13 @@ class Reporter(object):
             what = where
         label = "%s in %s" % (info["type"].split(".")[-1], what or where)
         msg = first_line(info["message"])
+        if needs_a_device(exc):
+            # the code asks for a GPU this machine does not have: the environment, not the gradients
+            return Outcome(
+                "error", "missing_dependency",
+                "✗ cannot run here: the code needs a CUDA device (%s in %s: %s); run it where one is, or "
+                "check a CPU path" % (info["type"].split(".")[-1], what or where, msg),
+                info["message"], exception=info, location=self.location_for(where, info))
         if isinstance(exc, ImportError):
             # the interpreter lacks a module the code needs: the environment, not the gradients
             return Outcome(
@@ -164,6 +171,17 @@ class Reporter(object):
         what = ("the code tried to allocate %s" % nbytes(int(m.group(1)))) if m else (
             "%s: %s" % (type(exc).__name__, first_line(exc_text(exc, 200))))
         return "✗ out of memory: %s%s" % (what, " (cap %s)" % nbytes(cap) if cap else "")
+
+
+_NO_DEVICE = ("Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "No CUDA GPUs are available",
+              "CUDA driver initialization failed", "no kernel image is available", "Cannot access accelerator device",
+              "Triton requires a GPU", "0 active drivers")
+
+
+def needs_a_device(exc):
+    """Did the code fail because it asked for a GPU (``.cuda()``, ``device="cuda"``, a Triton kernel)?"""
+    text = str(exc)
+    return any(phrase in text for phrase in _NO_DEVICE)
 
 
 def internal_error_text(exc):

@@ -210,6 +210,11 @@ class _Usage(ast.NodeVisitor):
                 p = self._param(a)
                 if p:
                     self.ev.vote(p, FLOAT, 1)
+        elif name in ("stack", "cat", "concat", "concatenate", "hstack", "vstack", "dstack", "block_diag",
+                      "broadcast_tensors", "cartesian_prod") and _module_call(func) and node.args:
+            p = self._param(node.args[0])  # torch.stack(xs): a sequence of tensors
+            if p and len(node.args) == 1 or (p and name in ("stack", "cat", "concat", "concatenate")):
+                self.ev.vote(p, SEQUENCE, 4)
         elif name in ("len", "list", "tuple", "enumerate", "zip"):
             for a in node.args:
                 p = self._param(a)

@@ -17,7 +17,7 @@ import time
 import torch
 
 from . import params as P
-from .outcome import Outcome, is_memory_error
+from .outcome import Outcome, is_memory_error, needs_a_device
 from .tensors import as_tuple, away_from_zero, is_tensor
 from .text import exc_text, first_line
 
@@ -284,6 +284,11 @@ def synthesize(fn, fclass, spec, opts, reporter):
     if params is None:
         raise Outcome("no_inputs", None,
                       "cannot read the signature of the target; declare inputs with `# gradlint: inputs=...`")
+    star = next((p for p in (P.value_parameters(fn, fclass) or []) if p.kind == p.VAR_POSITIONAL), None)
+    if star is not None and not customops.is_op(fn):
+        raise Outcome("no_inputs", None,
+                      "cannot make values for `*%s` (the signature does not say how many); declare inputs with "
+                      "`# gradlint: inputs=...`" % star.name, synthesis={"params": [p.describe() for p in params]})
     bad, what = _unsupported(params)
     if bad is not None:
         raise Outcome("no_inputs", None,
@@ -380,7 +385,7 @@ class _Search(object):
             torch.manual_seed(self.opts["seed"])
             out = self.fn(*args)
         except Exception as e:
-            if is_memory_error(e):
+            if is_memory_error(e) or needs_a_device(e):  # no other input helps
                 raise self.reporter.user_exception(e, "forward")
             self.errors.append((e, "%s: %s" % (type(e).__name__, first_line(exc_text(e, 300)))))
             self.hints.extend(s for s in shape_hints(str(e)) if s not in self.hints)

@@ -86,3 +86,9 @@ async def test_a_caller_elsewhere_in_the_project_counts_too(client):
     r = await run(client, "Rescale")  # only wrapped_app.py, next to the package, calls it
     assert r["status"] == "pass", r["summary"]
     assert "wrapped_app.py:6 (normalise), which calls Rescale.apply" in captured_from(r)
+
+
+async def test_star_args_take_their_count_from_a_caller(client):
+    r = await run(client, "WeightedSum")  # forward(ctx, *xs): `blend(a, b)` passes two
+    assert r["status"] == "pass", r["summary"]
+    assert len(r["inputs"]) == 2 and "(blend), which calls WeightedSum.apply" in captured_from(r)

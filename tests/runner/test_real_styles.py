@@ -219,3 +219,9 @@ async def test_parametrized_call_site_is_called_with_its_cases(client, tmp_path)
     # scale=0.0 makes the check vacuous: the next case is checked instead
     assert r["target"]["case"] == {"scale": "2.0", "dim": "0", "keep": "True"}
     assert any("proves nothing" in note for note in r["notes"])
+
+
+async def test_code_that_needs_a_gpu_cannot_run_here_in_one_line(client):
+    r = await run(client, fn_class(FILE, "NeedsCuda"))
+    assert r["status"] == "error" and r["verdict"] == "missing_dependency", r["summary"]
+    assert r["summary"].startswith("✗ cannot run here: the code needs a CUDA device (")
