@@ -180,8 +180,10 @@ def _instances(cls):
             continue
         if p.kind in _SCALAR_KINDS and p.candidates:
             required[p.name] = p.candidates[0]
-        elif p.kind in (P.SIZE, P.TENSOR, P.INT_TENSOR):
+        elif p.kind in (P.TENSOR, P.INT_TENSOR) or (p.kind == P.SIZE and not _sized(p.name)):
             required[p.name] = 3  # a count: `torch.zeros(n)`, `torch.eye(n)`
+        elif p.kind in (P.SIZE, P.SEQUENCE) and _sized(p.name):
+            required[p.name] = (8, 8)  # an image size: `im_size`, `shape`
         else:
             return
     options = {}
@@ -204,6 +206,11 @@ def _instances(cls):
             yield cls(**kwargs)
         except Exception:  # noqa: BLE001 - the user's constructor on a guessed option
             continue
+
+
+def _sized(name):
+    low = name.lower()
+    return low.endswith(("size", "shape", "dims", "sizes", "shapes")) or low in ("shape", "size")
 
 
 def _compared_literals(cls, name):
@@ -317,40 +324,85 @@ def _module_name(root, path):
     return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
 
 
+class _Project(object):
+    """The files that may call the target, each read and parsed once."""
+
+    def __init__(self, module):
+        self.module = module
+        self.root, files = _package_files(module) if module is not None else (None, [])
+        own = getattr(module, "__file__", None)
+        self.own = own
+        self.files = [f for f in sorted(files, key=lambda f: f != own) if not _is_test_file(f)]
+        self.texts = {}
+        self.trees = {}
+
+    def _text(self, path):
+        if path not in self.texts:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    self.texts[path] = fh.read()
+            except (OSError, UnicodeDecodeError):
+                self.texts[path] = ""
+        return self.texts[path]
+
+    def _tree(self, path):
+        if path not in self.trees:
+            try:
+                self.trees[path] = ast.parse(self._text(path))
+            except (SyntaxError, ValueError):
+                self.trees[path] = None
+        return self.trees[path]
+
+    def callers(self, fclass, params_of_target, name, finder, limit):
+        """_Callers of ``name`` found by ``finder(tree, name)`` in the project's files."""
+        found = []
+        for path in self.files:
+            text = self._text(path)
+            if name not in text:
+                continue
+            module_name = self.module.__name__ if path == self.own else _module_name(self.root, path)
+            tree = self._tree(path) if module_name is not None else None
+            if tree is None:
+                continue
+            for owner, fn_name, line in finder(tree, name):
+                if owner == name or (owner is None and fn_name == name):
+                    continue  # the Function's own methods; a function's recursion
+                found.append(_Caller(fclass, module_name, path, owner, fn_name, line, params_of_target))
+                if len(found) >= limit:
+                    return found
+        return found
+
+
+def _is_test_file(path):
+    base = os.path.basename(path)
+    return base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py"
+
+
 def find_callers(fclass, params_of_target):
-    """The package's functions and methods that call ``fclass.apply``: the target's own module
-    first, then the rest of its package (test files left out)."""
-    module = sys.modules.get(fclass.__module__)
-    name = fclass.__name__
-    root, files = _package_files(module) if module is not None else (None, [])
-    own = getattr(module, "__file__", None)
-    files = sorted(files, key=lambda f: f != own)
-    found = []
-    for path in files:
-        base = os.path.basename(path)
-        if base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py":
-            continue
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except (OSError, UnicodeDecodeError):
-            continue
-        if name not in text or ".apply" not in text and "apply" not in text:
-            continue
-        module_name = module.__name__ if path == own else _module_name(root, path)
-        if module_name is None:
-            continue
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
-        for owner, fn_name, line in _calls_of_apply(tree, name):
-            if owner == name:
-                continue  # the Function's own methods
-            found.append(_Caller(fclass, module_name, path, owner, fn_name, line, params_of_target))
-            if len(found) >= MAX_CALLERS:
-                return root, found
-    return root, found
+    """(root, the package's functions and methods that call ``fclass.apply``): the target's own
+    module first, then the rest of its project (test files left out)."""
+    project = _Project(sys.modules.get(fclass.__module__))
+    return project.root, project.callers(fclass, params_of_target, fclass.__name__, _calls_of_apply, MAX_CALLERS)
+
+
+def _calls_of_function(tree, name):
+    """(class name or None, function name, line) of functions and methods that call ``name(...)``
+    (or ``module.name(...)``)."""
+    out = []
+    for node in tree.body:
+        units = [(None, node)] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else (
+            [(node.name, item) for item in node.body if isinstance(item, ast.FunctionDef) and item.name != "__init__"]
+            if isinstance(node, ast.ClassDef) else [])
+        for owner, function in units:
+            if owner is None and function.name.startswith("test"):
+                continue
+            for n in ast.walk(function):
+                if isinstance(n, ast.Call) and ((isinstance(n.func, ast.Name) and n.func.id == name) or
+                                                (isinstance(n.func, ast.Attribute) and n.func.attr == name)):
+                    out.append((owner, function.name, n.lineno))
+                    break
+    out.sort(key=lambda c: (c[1] != "forward", c[0] is None))
+    return out
 
 
 def _calls_of_apply(tree, name):
@@ -410,15 +462,22 @@ def capture(fn, fclass, opts, errors=None, seen=None):
         return None
     started = time.monotonic()
     params_of_target = P.infer(fn, fclass)
-    root, candidates = find_callers(fclass, params_of_target)
+    project = _Project(sys.modules.get(fclass.__module__))
+    root = project.root
+    queue = [(c, 0) for c in project.callers(fclass, params_of_target, fclass.__name__, _calls_of_apply,
+                                             MAX_CALLERS)]
+    tried = []
     if seen is not None:
         seen["root"] = root
         seen["params"] = params_of_target
-        seen["names"] = [fclass.__name__] + sorted(set(c.owner or c.name for c in candidates
-                                                       if (c.owner or c.name) not in ("forward", "__call__")))
-    for caller in candidates:
-        if time.monotonic() - started > MAX_SECONDS:
+        seen["names"] = [fclass.__name__]
+    while queue:
+        caller, depth = queue.pop(0)
+        if time.monotonic() - started > MAX_SECONDS or len(tried) >= 2 * MAX_CALLERS:
             break
+        tried.append(caller)
+        if seen is not None and (caller.owner or caller.name) not in seen["names"] + ["forward", "__call__"]:
+            seen["names"].append(caller.owner or caller.name)
         why = "cannot build it (its constructor needs values)"
         try:
             for built in caller.builds():
@@ -433,6 +492,13 @@ def capture(fn, fclass, opts, errors=None, seen=None):
             why = "%s: %s" % (type(e).__name__, first_line(exc_text(e, 160)))
         if errors is not None:
             errors.append("%s: %s" % (caller.describe(root), why))
+        if depth == 0 and caller.owner is None and len(caller.name) > 3 and not caller.name.startswith("__"):
+            # a wrapper whose own inputs cannot be made (a table, a tuple of matrices): whoever
+            # calls the wrapper (a Module that builds them) reaches the target through it
+            queue.extend((outer, 1) for outer in project.callers(fclass, params_of_target, caller.name,
+                                                                 _calls_of_function, MAX_CALLERS)
+                         if not any(outer.path == t.path and outer.name == t.name and outer.owner == t.owner
+                                    for t in tried))
     return None
 
 

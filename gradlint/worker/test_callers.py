@@ -50,12 +50,20 @@ def test_files(root, names):
 
 
 def _import(path):
-    """The test module, imported under a private name with its folder on sys.path (as pytest's
-    rootdir insertion does for a folder without ``__init__.py``)."""
+    """The test module, imported as pytest does: inside its package (``tests/__init__.py``:
+    ``tests.test_x``, so relative imports of its conftest work) with the package's parent on
+    sys.path; else under a private name with its own folder on sys.path."""
     folder = os.path.dirname(path)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    name = "_gradlint_tests_%s" % os.path.splitext(os.path.basename(path))[0]
+    stem = os.path.splitext(os.path.basename(path))[0]
+    parts, base = [stem], folder
+    while os.path.isfile(os.path.join(base, "__init__.py")) and os.path.basename(base).isidentifier():
+        parts.insert(0, os.path.basename(base))
+        base = os.path.dirname(base)
+    if base not in sys.path:
+        sys.path.insert(0, base)
+    if len(parts) > 1:
+        return importlib.import_module(".".join(parts))
+    name = "_gradlint_tests_%s" % stem
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
