@@ -61,6 +61,10 @@ _STR_NAMES = ("mode", "method", "reduction", "padding_mode", "interpolation", "n
               "backend", "algorithm", "variant", "scheme")
 _INDEX_NAMES = ("target", "targets", "label", "labels", "index", "indices", "idx", "y_true", "ids", "tokens",
                  "which")
+_OBJECT_NAMES = ("process_group", "group", "pg", "stream", "event", "handle", "transport", "portal", "comm",
+                 "communicator", "queue", "mesh", "device_mesh", "config", "cfg", "model", "module", "layer",
+                 "net", "network", "optimizer", "scaler", "tokenizer", "logger")
+_OBJECT_KEYWORDS = frozenset(("group", "process_group", "pg", "stream", "device_mesh", "mesh"))
 _SIZE_NAMES = ("shape", "size", "sample_shape", "batch_shape", "out_shape", "output_shape")
 _MASK_NAMES = ("mask", "attention_mask", "attn_mask", "valid", "valid_mask")
 
@@ -178,7 +182,9 @@ class _Usage(ast.NodeVisitor):
     def visit_keyword(self, node):
         p = self._param(node.value)
         if p and node.arg:
-            if node.arg in _INT_KEYWORDS:
+            if node.arg in _OBJECT_KEYWORDS:
+                self.ev.vote(p, OBJECT, 3)  # all_reduce(x, group=p)
+            elif node.arg in _INT_KEYWORDS:
                 self.ev.vote(p, INT, 3)
             elif node.arg in _NUMBER_KEYWORDS:
                 self.ev.vote(p, FLOAT, 2)
@@ -454,6 +460,9 @@ def _annotation_kind(ann):
         return None, optional
     if ann is torch.Tensor:
         return TENSOR, False
+    if isinstance(ann, type) and not issubclass(ann, torch.Tensor) and not (ann.__module__ or "").startswith(
+            ("builtins", "torch", "numpy", "typing", "collections")):
+        return OBJECT, False  # a class of the user's (a Portal, a process group, a kernel object)
     if ann in (int, float, bool, str):
         return {int: INT, float: FLOAT, bool: BOOL, str: STR}[ann], False
     if ann is type(None):
@@ -509,6 +518,8 @@ def _name_kind(name):
         return STR
     if low in _SIZE_NAMES:
         return SIZE
+    if low in _OBJECT_NAMES:
+        return OBJECT
     return None
 
 
@@ -571,6 +582,8 @@ def infer(fn, fclass):
         usage.visit(tree)
         helpers(forward, usage.calls, evidence)
         evidence.unused.update(usage.overwritten_unread())
+    if fclass is not None and positional:
+        _ctx_flow(fclass, forward, names, evidence)
     for name, values in callers.values_from_callers(fn, fclass).items():
         evidence.called_with.setdefault(name, []).extend(values)
     no_grad = set()
@@ -583,6 +596,34 @@ def infer(fn, fclass):
             continue
         out.append(_decide(p, evidence, p.name in no_grad))
     return out
+
+
+def _ctx_flow(fclass, forward, names, evidence):
+    """How backward uses what forward keeps on ctx: ``ctx.portal = portal`` in forward and
+    ``ctx.portal.use_grad()`` in backward make ``portal`` an object, not a tensor."""
+    ftree = _source_tree(forward)
+    btree = _source_tree(fclass.backward) if _defined_in_user_class(fclass, "backward") else None
+    if ftree is None or btree is None:
+        return
+    kept = {}  # ctx attribute -> parameter
+    for node in ast.walk(ftree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names:
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == "ctx":
+                    kept[target.attr] = node.value.id
+    if not kept:
+        return
+
+    class _AsParameter(ast.NodeTransformer):
+        def visit_Attribute(self, node):
+            self.generic_visit(node)
+            if isinstance(node.value, ast.Name) and node.value.id == "ctx" and node.attr in kept:
+                return ast.copy_location(ast.Name(id=kept[node.attr], ctx=node.ctx), node)
+            return node
+
+    btree = _AsParameter().visit(btree)
+    _Usage(set(kept.values()), evidence).visit(btree)
 
 
 def _defined_in_user_class(fclass, name):

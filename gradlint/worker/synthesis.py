@@ -272,6 +272,8 @@ def _unsupported(params):
         if p.kind in P.UNSUPPORTED or (p.kind == P.STR and not p.candidates):
             what = {P.CALLABLE: "it is called in forward", P.OBJECT: "forward uses attributes a tensor does not have",
                     P.SEQUENCE: "forward iterates over it", P.STR: "a string, compared with no literal"}[p.kind]
+            if p.kind == P.OBJECT and p.why in ("its name", "annotation"):
+                what = "an object, by its %s" % ("name" if p.why == "its name" else "annotation")
             return p, what
     return None, None
 

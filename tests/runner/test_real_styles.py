@@ -224,4 +224,4 @@ async def test_parametrized_call_site_is_called_with_its_cases(client, tmp_path)
 async def test_code_that_needs_a_gpu_cannot_run_here_in_one_line(client):
     r = await run(client, fn_class(FILE, "NeedsCuda"))
     assert r["status"] == "error" and r["verdict"] == "missing_dependency", r["summary"]
-    assert r["summary"].startswith("✗ cannot run here: the code needs a CUDA device (")
+    assert r["summary"].startswith("✗ cannot run here: the code needs a CUDA device (AssertionError in forward")
