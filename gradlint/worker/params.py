@@ -247,6 +247,8 @@ class _Usage(ast.NodeVisitor):
                 p = self._param(args[0])
                 if p and (len(args) == 1 or name in _SIZE_FUNCTIONS_WITH_FILL):
                     self.ev.vote(p, SIZE, 4)
+        if name and name.endswith("_") and not name.endswith("__"):
+            name = name[:-1]  # x.scatter_add_(dim, index, src): as scatter_add
         index_at = _INDEX_METHODS.get(name) if name else None
         if index_at is not None:
             args = list(node.args)
@@ -606,13 +608,24 @@ def _ctx_flow(fclass, forward, names, evidence):
     if ftree is None or btree is None:
         return
     kept = {}  # ctx attribute -> parameter
+    saved = []  # what save_for_backward saves: a parameter's name or None, in order
     for node in ast.walk(ftree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names:
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                         and target.value.id == "ctx":
                     kept[target.attr] = node.value.id
-    if not kept:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "save_for_backward" and not saved:
+            saved = [a.id if isinstance(a, ast.Name) and a.id in names else None for a in node.args]
+    unpacked = {}  # backward's local name -> parameter (`a, idx = ctx.saved_tensors`)
+    for node in ast.walk(btree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+                and isinstance(node.value, ast.Attribute) and node.value.attr in ("saved_tensors", "saved_variables"):
+            for target, param in zip(node.targets[0].elts, saved):
+                if isinstance(target, ast.Name) and param is not None:
+                    unpacked[target.id] = param
+    if not kept and not unpacked:
         return
 
     class _AsParameter(ast.NodeTransformer):
@@ -622,8 +635,13 @@ def _ctx_flow(fclass, forward, names, evidence):
                 return ast.copy_location(ast.Name(id=kept[node.attr], ctx=node.ctx), node)
             return node
 
+        def visit_Name(self, node):
+            if node.id in unpacked and isinstance(node.ctx, ast.Load):
+                return ast.copy_location(ast.Name(id=unpacked[node.id], ctx=node.ctx), node)
+            return node
+
     btree = _AsParameter().visit(btree)
-    _Usage(set(kept.values()), evidence).visit(btree)
+    _Usage(set(kept.values()) | set(unpacked.values()), evidence).visit(btree)
 
 
 def _defined_in_user_class(fclass, name):

@@ -357,8 +357,9 @@ class _Search(object):
                     if recipe is not None:
                         return recipe
                     if self.exhausted():
-                        return self.backward_fails or self.vacuous
-        return self.backward_fails or self.vacuous
+                        return self.vacuous or self.backward_fails
+        # inputs whole Function takes, though nothing moves, before inputs backward rejects
+        return self.vacuous or self.backward_fails
 
     def hinted_shapes(self, n):
         out = []
@@ -396,11 +397,12 @@ class _Search(object):
             self.nonfinite += 1
             return "domain"
         try:
-            if not _responds(self.fn, args, out, self.opts["seed"]):
-                return "vacuous"
+            flat = not _responds(self.fn, args, out, self.opts["seed"])
         except Exception:
-            pass  # forward failed on perturbed inputs: keep this input set, the checks will tell
+            flat = False  # forward failed on perturbed inputs: keep this input set, the checks will tell
         error = _backward_error(args, out)
+        if flat and error is None:
+            return "vacuous"
         if error is not None:
             # forward accepts these shapes (broadcasting, a vector where a matrix is meant) but
             # backward does not: look for shapes the whole Function takes; if none, these

@@ -225,3 +225,26 @@ async def test_code_that_needs_a_gpu_cannot_run_here_in_one_line(client):
     r = await run(client, fn_class(FILE, "NeedsCuda"))
     assert r["status"] == "error" and r["verdict"] == "missing_dependency", r["summary"]
     assert r["summary"].startswith("✗ cannot run here: the code needs a CUDA device (AssertionError in forward")
+
+
+async def test_straight_through_and_sparse_mixer_estimators_are_inconclusive(client):
+    r = await run(client, fn_class(FILE, "TernaryQuant"))  # round() in forward, grad.clone() in backward
+    assert r["status"] == "inconclusive" and r["verdict"] == "surrogate_gradient", r["summary"]
+    assert "a straight-through estimator" in r["summary"]
+    r = await run(client, fn_class(FILE, "SparseMixer"))  # forward never reads `scores`
+    assert r["status"] == "inconclusive" and r["verdict"] == "surrogate_gradient", r["summary"]
+    assert "no output depends on scores here" in r["summary"]
+    experts = value(r, "selected_experts")  # saved for backward, an index there
+    assert experts["dtype"] == "int64" and experts["shape"] == value(r, "scores")["shape"]
+
+
+async def test_what_backward_does_with_a_kept_parameter_says_what_it_is(client):
+    r = await run(client, fn_class(FILE, "KeepsAHandle"))  # ctx.handle.record(grad): an object
+    assert r["status"] == "no_inputs", r["summary"]
+    assert r["summary"].startswith("cannot make a value for `handle` (forward uses attributes")
+
+
+async def test_code_that_needs_a_process_group_cannot_run_here(client):
+    r = await run(client, fn_class(FILE, "NeedsProcessGroup"))
+    assert r["status"] == "error" and r["verdict"] == "missing_dependency", r["summary"]
+    assert "the code needs torch.distributed initialised (a process group)" in r["summary"]
