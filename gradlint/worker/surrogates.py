@@ -108,22 +108,6 @@ def surrogate(primary, blocks, spec, inputs, atol, rtol, fclass=None):
     name, out_name = spec["in_names"][j], spec["out_names"][o]
     if a is None or n is None or not a.numel():
         return None
-    if j in straight_through_inputs(fclass) and _identity(a, atol, rtol):
-        return ("straight_through",
-                "⚠ inconclusive: forward quantizes (round, sign, argmax, sampling) and backward passes the "
-                "gradient of %s through unchanged: a straight-through estimator, which gradcheck cannot prove"
-                % name,
-                "The true derivative of a quantizer is zero almost everywhere; a straight-through estimator "
-                "replaces it by the identity on purpose.")
-    same_input = [blk for (_o2, j2), (_a2, blk) in blocks.items() if j2 == j]
-    if _zero(n, atol) and not _zero(a, atol) and same_input and all(_zero(blk, atol) for blk in same_input
-                                                                    if blk is not None):
-        return ("estimator",
-                "⚠ inconclusive: no output depends on %s here (its numerical derivative is zero) but backward "
-                "returns a gradient for it: a gradient estimator (a sparse mixer, a surrogate), which gradcheck "
-                "cannot prove" % name,
-                "Forward does not move when %s moves, so its true derivative is zero; a backward that returns "
-                "something else is an estimator by design — or forward forgot to use %s." % (name, name))
     same_output = [blk for (o2, _j2), (_a2, blk) in blocks.items() if o2 == o]
     if _zero(n, atol) and not _zero(a, atol) and all(_zero(blk, atol) for blk in same_output if blk is not None):
         return ("surrogate",
@@ -140,4 +124,20 @@ def surrogate(primary, blocks, spec, inputs, atol, rtol, fclass=None):
                 "hook (reversal, clipping, rerouting), which gradcheck cannot prove" % name,
                 "Forward is the identity in %s (also far from the checked inputs), so its derivative is the "
                 "identity; a backward that returns something else rewrites gradients on purpose." % name)
+    if j in straight_through_inputs(fclass) and _identity(a, atol, rtol):
+        return ("straight_through",
+                "⚠ inconclusive: forward quantizes (round, sign, argmax, sampling) and backward passes the "
+                "gradient of %s through unchanged: a straight-through estimator, which gradcheck cannot prove"
+                % name,
+                "The true derivative of a quantizer is zero almost everywhere; a straight-through estimator "
+                "replaces it by the identity on purpose.")
+    same_input = [blk for (_o2, j2), (_a2, blk) in blocks.items() if j2 == j]
+    if _zero(n, atol) and not _zero(a, atol) and same_input and all(_zero(blk, atol) for blk in same_input
+                                                                    if blk is not None):
+        return ("estimator",
+                "⚠ inconclusive: no output depends on %s here (its numerical derivative is zero) but backward "
+                "returns a gradient for it: a gradient estimator (a sparse mixer, a surrogate), which gradcheck "
+                "cannot prove" % name,
+                "Forward does not move when %s moves, so its true derivative is zero; a backward that returns "
+                "something else is an estimator by design — or forward forgot to use %s." % (name, name))
     return None
