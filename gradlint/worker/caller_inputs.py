@@ -185,7 +185,10 @@ def _instances(cls):
         elif p.kind in (P.SIZE, P.SEQUENCE) and _sized(p.name):
             required[p.name] = (8, 8)  # an image size: `im_size`, `shape`
         else:
-            return
+            config = _default_config(cls, p.name)
+            if config is None:
+                return
+            required[p.name] = config
     options = {}
     try:
         for p in inspect.signature(cls.__init__).parameters.values():
@@ -206,6 +209,34 @@ def _instances(cls):
             yield cls(**kwargs)
         except Exception:  # noqa: BLE001 - the user's constructor on a guessed option
             continue
+
+
+_CONFIG_NAMES = ("config", "cfg", "conf", "configuration", "args", "hparams", "params", "opt", "options")
+_CONFIG_SUFFIXES = ("Config", "Configuration", "Args", "Arguments", "Options", "Params", "HParams")
+
+
+def _default_config(cls, name):
+    """A configuration object for ``cls(config)`` built with its own defaults: the class its
+    annotation names, else a ``*Config`` class of its module (``YosoConfig()``); or None."""
+    try:
+        annotation = inspect.signature(cls.__init__).parameters[name].annotation
+    except (TypeError, ValueError, KeyError):
+        annotation = inspect.Parameter.empty
+    candidates = []
+    if isinstance(annotation, type) and annotation is not inspect.Parameter.empty \
+            and not annotation.__module__.startswith(("builtins", "torch", "typing", "inspect")):
+        candidates.append(annotation)
+    elif name.lower() in _CONFIG_NAMES:
+        namespace = vars(sys.modules.get(cls.__module__) or object())
+        candidates = [v for k, v in sorted(namespace.items()) if isinstance(v, type) and k.endswith(_CONFIG_SUFFIXES)]
+        prefix = cls.__name__[:4].lower()
+        candidates.sort(key=lambda c: not c.__name__.lower().startswith(prefix))  # YosoSelfAttention: YosoConfig
+    for candidate in candidates[:4]:
+        try:
+            return candidate()
+        except Exception:  # noqa: BLE001 - a config that needs values
+            continue
+    return None
 
 
 def _sized(name):

@@ -224,6 +224,8 @@ def _responds(fn, args, out, seed):
 
 
 _BATCH_SHAPE = re.compile(r"\b[BNLbn]\s*[x×]\s*(\d+)(?:\s*[x×]\s*(\d+))?(?:\s*[x×]\s*(\d+))?")
+_MATMUL = re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)")
+_CHANNELS = re.compile(r"expected input\[[^\]]*\] to have (\d+) channels")
 _LAST_DIM = re.compile(r"last (?:dim|dimension|axis)\w*(?: size)? (?:should|must|to) be (?:of size )?(\d+)", re.I)
 
 
@@ -255,6 +257,13 @@ def shape_hints(message):
         d = int(m.group(1))
         if 0 < d <= 64:
             hints += [(3, d), (2, 3, d)]
+    m = _MATMUL.search(message)  # a Linear layer of the caller's: the input's last dim is its in_features
+    if m and 0 < int(m.group(3)) <= 4096:
+        d = int(m.group(3))
+        hints += [(2, 3, d), (3, d)]
+    m = _CHANNELS.search(message)  # a conv layer: the input's channels
+    if m and 0 < int(m.group(1)) <= 512:
+        hints += [(1, int(m.group(1)), 8, 8), (1, int(m.group(1)), 16)]
     marker = "values to unpack (expected "  # `B, C, H, W = x.shape` on a tensor of another rank
     if marker in message:
         rank = message.split(marker, 1)[1].split(")", 1)[0].split(",")[0].strip()
