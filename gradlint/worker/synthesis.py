@@ -260,7 +260,7 @@ def shape_hints(message):
     m = _MATMUL.search(message)  # a Linear layer of the caller's: the input's last dim is its in_features
     if m and 0 < int(m.group(3)) <= 4096:
         d = int(m.group(3))
-        hints += [(2, 3, d), (3, d)]
+        hints += [(3, d), (2, 3, d)]
     m = _CHANNELS.search(message)  # a conv layer: the input's channels
     if m and 0 < int(m.group(1)) <= 512:
         hints += [(1, int(m.group(1)), 8, 8), (1, int(m.group(1)), 16)]
