@@ -248,3 +248,14 @@ async def test_code_that_needs_a_process_group_cannot_run_here(client):
     r = await run(client, fn_class(FILE, "NeedsProcessGroup"))
     assert r["status"] == "error" and r["verdict"] == "missing_dependency", r["summary"]
     assert "the code needs torch.distributed initialised (a process group)" in r["summary"]
+
+
+async def test_a_failure_only_at_broadcast_shapes_is_inconclusive_with_both_shapes(client):
+    # synthesis finds all-(4, 4) inputs (a batch of vectors broadcast); backward handles one vector:
+    # gradcheck fails there with no clear pattern and passes with `inducing_values` un-batched
+    r = await run(client, fn_class(FILE, "PredictiveUpdates"))
+    assert r["status"] == "inconclusive" and r["verdict"] == "shape_dependent", r["summary"]
+    assert r["summary"].startswith("⚠ inconclusive: gradcheck fails for inputs shaped (4×4, 4×4, 4×4, 4×4) and "
+                                   "passes for (4×4, 4×4, 4×4, 4)")
+    other = check(r, "gradcheck (other shapes)")
+    assert other["status"] == "pass" and other["details"]["shapes"][-1] == [4]
