@@ -13,7 +13,9 @@ import importlib.util
 import inspect
 import itertools
 import os
+import signal
 import sys
+import threading
 import time
 
 import torch
@@ -23,6 +25,7 @@ from .caller_inputs import _SKIP_DIRS, Borrowed, _Reached, _stand_in, accepts, a
 MAX_TEST_FILES = 8
 MAX_FILES_SCANNED = 4000
 MAX_CASES = 8
+TEST_SECONDS = 10.0  # one test call, until it reaches the target
 
 
 def test_files(root, names):
@@ -156,8 +159,9 @@ class _TestCall(object):
         self.kwargs = kwargs
         self.where = where
 
-    def reach(self, seed):
-        """The (args, kwargs) the test passes to the target with RNGs seeded by ``seed``, or None."""
+    def reach(self, seed, seconds=TEST_SECONDS):
+        """The (args, kwargs) the test passes to the target with RNGs seeded by ``seed``, or None
+        (also when the test runs longer than ``seconds`` before it gets there)."""
         torch.manual_seed(seed)
         numpy = sys.modules.get("numpy")
         if numpy is not None:
@@ -165,15 +169,46 @@ class _TestCall(object):
         fn = _bound(self.module, self.owner, self.node.name)
         if fn is None:
             return None
-        with _stand_in(self.fclass):
+        with _stand_in(self.fclass), _time_limit(seconds):
             try:
                 fn(**self.kwargs)
             except _Reached as r:
                 return r.call_args, r.call_kwargs
-            except BaseException as e:  # noqa: BLE001 - a failing or skipped test: next one
+            except BaseException as e:  # noqa: BLE001 - a failing, skipped or too long test: next one
                 if isinstance(e, KeyboardInterrupt):
                     raise
         return None
+
+
+class _TooLong(BaseException):
+    """Raised in a test that runs too long before it calls the target (not an Exception, so the
+    test's own ``except Exception`` does not swallow it)."""
+
+
+class _time_limit(object):
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def __enter__(self):
+        self.previous = None
+        if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+            def expire(signum, frame):
+                raise _TooLong()
+
+            self.previous = signal.signal(signal.SIGALRM, expire)
+            self.started = time.monotonic()
+            # another timer (pytest-timeout in the user's own process) resumes afterwards
+            self.outer = signal.setitimer(signal.ITIMER_REAL, max(0.1, self.seconds))
+        return self
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+            delay, interval = self.outer
+            if delay > 0:
+                signal.setitimer(signal.ITIMER_REAL, max(0.001, delay - (time.monotonic() - self.started)), interval)
+        return False
 
 
 def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=None):
@@ -213,7 +248,7 @@ def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=No
                 where = "%s:%d (%s%s)" % (rel, node.lineno, owner + "." if owner else "", node.name)
                 call = _TestCall(fclass, module, owner, node, dict((k, kwargs[k]) for k in needs), where)
                 try:
-                    reached = call.reach(seed)
+                    reached = call.reach(seed, min(TEST_SECONDS, max(0.1, deadline - time.monotonic())))
                     inputs = as_inputs(reached, params_of_target) if reached is not None else None
                 except Exception:  # noqa: BLE001 - the user's test
                     continue
