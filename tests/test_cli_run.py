@@ -198,3 +198,14 @@ def test_a_call_in_a_test_marked_skip_is_not_run_unless_named(cli, tmp_path):
     assert "0 passed, 0 failed, 1 skipped." in everything.stdout
     named = cli("run", "test_slow.py::9", "--no-cache", cwd=tmp_path, timeout=300)
     assert named.returncode == 0 and "1 passed" in named.stdout, named.stdout + named.stderr
+
+
+def test_a_tests_gradcheck_call_that_a_function_used_runs_once(cli, project):
+    # Square takes its inputs from tests/test_ops.py:8; running the whole project reports both
+    # targets from one run (the Functions run first; the call site reuses the result)
+    result = cli("run", ".", "--format", "json", "--no-cache", cwd=project, timeout=300)
+    runs = {item["target"]: item for item in json.loads(result.stdout)}
+    square, call = runs["ops.py::Square"], runs["tests/test_ops.py::line 8"]
+    assert square["inputs_source"] == "from the gradcheck call at tests/test_ops.py:8"
+    assert call["result"]["status"] == square["result"]["status"] == "pass"
+    assert call["result"]["id"] == square["result"]["id"]  # the same worker run

@@ -58,6 +58,43 @@ def add_parser(commands) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
+    python = args.python or sys.executable
+    adopt_orphans()  # what escapes a worker that dies abruptly is adopted here, not by init
+    try:
+        outcome = asyncio.run(_plan_and_run(args, python, cwd))
+    finally:
+        kill_orphans()  # nothing a run started outlives `gradlint run`
+    if outcome is None:
+        return EXIT_ERROR
+    plans, results, named, skipped = outcome
+    if not plans and not skipped:
+        if args.format == "json":
+            print("[]")
+        else:
+            print("No gradcheck targets found (autograd Functions, custom ops or gradcheck calls).")
+        return EXIT_CLEAN
+    return _report(plans, results, named, skipped, args, cwd)
+
+
+async def _plan_and_run(args, python: str, cwd: Path):
+    """The worker starts (importing torch, seconds) while the files are read and planned."""
+    client = WorkerClient(python, str(cwd), max_parallel=args.jobs if args.jobs > 0 else default_workers())
+    starting = asyncio.ensure_future(client.start())
+    try:
+        plans, named, skipped = await asyncio.to_thread(_plan_all, args, cwd)
+        if not plans:
+            return [], [], named, skipped
+        results = await _run_all(plans, client, starting, args, cwd)
+        return None if results is None else (plans, results, named, skipped)
+    finally:
+        if not starting.done():
+            starting.cancel()
+        await asyncio.gather(starting, return_exceptions=True)
+        await client.close()
+
+
+def _plan_all(args, cwd: Path) -> tuple[list[RunPlan], set[str], list[tuple[str, str, str]]]:
+    """(plans, targets named on the command line, (display, reason, kind) of those left out)."""
     resolver = ConfigResolver(cwd)
     cache = LintCache()
     plans: list[RunPlan] = []
@@ -108,23 +145,7 @@ def run_command(args: argparse.Namespace) -> int:
         shard = parse_shard(args.shard)
         plans = [item for item in plans if in_shard(item.display, shard)]
         skipped = [item for item in skipped if in_shard(item[0], shard)]
-    if not plans and skipped:
-        return _report([], [], set(), skipped, args, cwd)
-    if not plans:
-        if args.format == "json":
-            print("[]")
-        else:
-            print("No gradcheck targets found (autograd Functions, custom ops or gradcheck calls).")
-        return EXIT_CLEAN
-    python = args.python or sys.executable
-    adopt_orphans()  # what escapes a worker that dies abruptly is adopted here, not by init
-    try:
-        results = asyncio.run(_run_all(plans, python, cwd, args))
-    finally:
-        kill_orphans()  # nothing a run started outlives `gradlint run`
-    if results is None:
-        return EXIT_ERROR
-    return _report(plans, results, named, skipped, args, cwd)
+    return plans, named, skipped
 
 
 OPTIONS = ("eps", "atol", "rtol", "nondet_tol", "check_undefined_grad", "check_grad_dtypes",
@@ -231,40 +252,64 @@ class _Progress:
             sys.stderr.flush()
 
 
-async def _run_all(plans: list[RunPlan], python: str, cwd: Path, args) -> list[tuple[dict, str]] | None:
-    client = WorkerClient(python, str(cwd), max_parallel=args.jobs if args.jobs > 0 else default_workers())
+async def _run_all(plans: list[RunPlan], client: WorkerClient, starting, args,
+                   cwd: Path) -> list[tuple[dict, str]] | None:
     progress = _Progress(len(plans), sys.stderr.isatty() and args.format == "text")
     try:
         progress.update("starting the worker (importing torch)…")
         try:
-            info = await client.start()
+            info = await starting
         except WorkerStartError as error:
             progress.close()
-            advice = worker_advice(error.reason, python, "`gradlint run --python PATH ...`")
+            advice = worker_advice(error.reason, client.python, "`gradlint run --python PATH ...`")
             print(f"gradlint: error: {error.reason}. {' '.join(advice)}", file=sys.stderr)
             return None
         environment = f"{info.executable}:{info.torch}"
         results_cache = ResultCache(None if args.no_cache else cwd / ".gradlint_cache" / "runs")
+
+        answered: dict[str, tuple[dict, str]] = {}  # call site -> the Function run that ran it
 
         async def one(item: RunPlan) -> tuple[dict, str]:
             cached = results_cache.get(item.key, environment)
             if cached is not None:
                 progress.finish_one()
                 return {**cached, "cached": True}, cached.get("inputs_source", item.inputs_source)
+            if item.target.kind == "call_site" and _call_site_key(item.request) in answered:
+                progress.finish_one()  # the Function's run already ran this very call
+                return answered[_call_site_key(item.request)]
 
             def on_progress(message: str, percentage: int | None) -> None:
                 progress.update(f"{item.display}: {message}")
 
-            result, source = await execute(
-                item, lambda request: client.run(request, timeout=args.timeout, on_progress=on_progress))
+            used: list[dict] = []
+
+            def run(request: dict):
+                used.append(request)
+                return client.run(request, timeout=args.timeout, on_progress=on_progress)
+
+            result, source = await execute(item, run)
             results_cache.put(item.key, environment, {**result, "inputs_source": source})
+            if used and used[-1]["target"].get("kind") == "call_site" and item.target.kind != "call_site" \
+                    and result.get("status") not in ("cancelled", "timeout", "crash"):
+                answered[_call_site_key(used[-1])] = (result, source)
             progress.finish_one()
             return result, source
 
-        return list(await asyncio.gather(*(one(item) for item in plans)))
+        # Functions first: a test's gradcheck call that a Function's run used is not run twice
+        first = [i for i, item in enumerate(plans) if item.target.kind != "call_site"]
+        then = [i for i, item in enumerate(plans) if item.target.kind == "call_site"]
+        results: list = [None] * len(plans)
+        for group in (first, then):
+            for i, outcome in zip(group, await asyncio.gather(*(one(plans[i]) for i in group))):
+                results[i] = outcome
+        return results
     finally:
         progress.close()
-        await client.close()
+
+
+def _call_site_key(request: dict) -> str:
+    target = request.get("target") or {}
+    return json.dumps([request["module"]["path"], target.get("line"), target.get("end_line"), target.get("enclosing")])
 
 
 _SETTLED = ("pass", "warning")  # a verdict on the gradients (possibly with a warning)

@@ -41,25 +41,30 @@ class _Reached(Exception):
 
 
 class Borrowed(object):
-    """A caller that reached the target, with the recipe of its own inputs."""
+    """Inputs taken from code that calls the target: ``make(seed)`` runs it again."""
 
-    def __init__(self, caller, recipe, where, grad_names):
-        self.caller = caller  # _Caller
-        self.recipe = recipe
+    def __init__(self, draw, where, info=None):
+        self.draw = draw  # seed -> the target's inputs
         self.where = where  # "pytorch_wavelets/dtcwt/transform2d.py:123 (DTCWTForward.forward)"
-        self.grad_names = grad_names
+        self.extra = dict(info or {})
 
     def make(self, seed):
-        """The target's arguments when the caller runs on its inputs drawn with ``seed``."""
-        reached = self.caller.reach(self.recipe.make(seed))
-        if reached is None:
-            raise ValueError("the caller did not call the target on this draw")
-        return self.caller.as_inputs(reached)
+        return self.draw(seed)
 
     def info(self, seed):
-        info = self.recipe.info(seed)
+        info = dict(self.extra, seed=seed)
         info["caller"] = self.where
         return info
+
+
+def _caller_draw(caller, recipe):
+    def draw(seed):
+        reached = caller.reach(recipe.make(seed))
+        if reached is None:
+            raise ValueError("the caller did not call the target on this draw")
+        return caller.as_inputs(reached)
+
+    return draw
 
 
 class _Caller(object):
@@ -118,27 +123,49 @@ class _Caller(object):
         return None
 
     def as_inputs(self, reached):
-        args, kwargs = reached
+        return as_inputs(reached, self.params_of_target)
+
+
+def as_inputs(reached, params_of_target):
+    """The target's inputs from the (args, kwargs) a caller passed: detached copies; a
+    floating tensor requires grad when backward answers for it."""
+    args, kwargs = reached
+    if kwargs:
+        names = [p.name for p in params_of_target or []]
+        args = list(args)
+        kwargs = dict(kwargs)
+        for name in names[len(args):]:
+            if name not in kwargs:
+                break
+            args.append(kwargs.pop(name))
         if kwargs:
-            names = [p.name for p in self.params_of_target or []]
-            args = list(args)
-            for name in names[len(args):]:
-                if name not in kwargs:
-                    break
-                args.append(kwargs.pop(name))
-            if kwargs:
-                raise ValueError("the caller passes keywords the target does not name: %s" % ", ".join(kwargs))
-        out = []
-        for i, a in enumerate(args):
-            if is_tensor(a) and (a.is_floating_point() or a.is_complex()):
-                p = self.params_of_target[i] if self.params_of_target and i < len(self.params_of_target) else None
-                grad = p.requires_grad if p is not None and p.kind == P.TENSOR else p is None
-                out.append(a.detach().clone().requires_grad_(grad))
-            elif is_tensor(a):
-                out.append(a.detach().clone())
-            else:
-                out.append(a)
-        return tuple(out)
+            raise ValueError("the caller passes keywords the target does not name: %s" % ", ".join(kwargs))
+    out = []
+    for i, a in enumerate(args):
+        if is_tensor(a) and (a.is_floating_point() or a.is_complex()):
+            p = params_of_target[i] if params_of_target and i < len(params_of_target) else None
+            grad = p.requires_grad if p is not None and p.kind == P.TENSOR else p is None
+            out.append(a.detach().clone().requires_grad_(grad))
+        elif is_tensor(a):
+            out.append(a.detach().clone())
+        else:
+            out.append(a)
+    return tuple(out)
+
+
+def accepts(fn, inputs, seed):
+    """None when the target's forward returns finite values on ``inputs`` and one backward
+    pass works; else why not."""
+    try:
+        torch.manual_seed(seed)
+        out = fn(*inputs)
+    except Exception as e:  # noqa: BLE001 - the target on the caller's arguments
+        return "the target raised %s on its arguments" % type(e).__name__
+    if not _finite(out):
+        return "the target returned NaN/inf on its arguments"
+    if _backward_error(inputs, out) is not None:
+        return "backward raised on its arguments"
+    return None
 
 
 def _instances(cls):
@@ -153,10 +180,15 @@ def _instances(cls):
             continue
         if p.kind in _SCALAR_KINDS and p.candidates:
             required[p.name] = p.candidates[0]
-        elif p.kind in (P.SIZE, P.TENSOR, P.INT_TENSOR):
+        elif p.kind in (P.TENSOR, P.INT_TENSOR) or (p.kind == P.SIZE and not _sized(p.name)):
             required[p.name] = 3  # a count: `torch.zeros(n)`, `torch.eye(n)`
+        elif p.kind in (P.SIZE, P.SEQUENCE) and _sized(p.name):
+            required[p.name] = (8, 8)  # an image size: `im_size`, `shape`
         else:
-            return
+            config = _default_config(cls, p.name)
+            if config is None:
+                return
+            required[p.name] = config
     options = {}
     try:
         for p in inspect.signature(cls.__init__).parameters.values():
@@ -177,6 +209,39 @@ def _instances(cls):
             yield cls(**kwargs)
         except Exception:  # noqa: BLE001 - the user's constructor on a guessed option
             continue
+
+
+_CONFIG_NAMES = ("config", "cfg", "conf", "configuration", "args", "hparams", "params", "opt", "options")
+_CONFIG_SUFFIXES = ("Config", "Configuration", "Args", "Arguments", "Options", "Params", "HParams")
+
+
+def _default_config(cls, name):
+    """A configuration object for ``cls(config)`` built with its own defaults: the class its
+    annotation names, else a ``*Config`` class of its module (``YosoConfig()``); or None."""
+    try:
+        annotation = inspect.signature(cls.__init__).parameters[name].annotation
+    except (TypeError, ValueError, KeyError):
+        annotation = inspect.Parameter.empty
+    candidates = []
+    if isinstance(annotation, type) and annotation is not inspect.Parameter.empty \
+            and not annotation.__module__.startswith(("builtins", "torch", "typing", "inspect")):
+        candidates.append(annotation)
+    elif name.lower() in _CONFIG_NAMES:
+        namespace = vars(sys.modules.get(cls.__module__) or object())
+        candidates = [v for k, v in sorted(namespace.items()) if isinstance(v, type) and k.endswith(_CONFIG_SUFFIXES)]
+        prefix = cls.__name__[:4].lower()
+        candidates.sort(key=lambda c: not c.__name__.lower().startswith(prefix))  # YosoSelfAttention: YosoConfig
+    for candidate in candidates[:4]:
+        try:
+            return candidate()
+        except Exception:  # noqa: BLE001 - a config that needs values
+            continue
+    return None
+
+
+def _sized(name):
+    low = name.lower()
+    return low.endswith(("size", "shape", "dims", "sizes", "shapes")) or low in ("shape", "size")
 
 
 def _compared_literals(cls, name):
@@ -246,8 +311,23 @@ class _stand_in(object):
 # -- finding callers ---------------------------------------------------------------------
 
 
+_SKIP_DIRS = frozenset((".git", ".hg", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "build", "dist",
+                        "site-packages", "__pycache__", ".mypy_cache", ".pytest_cache", "docs"))
+
+
+def _py_files(folder, limit):
+    out = []
+    for d, dirs, names in os.walk(folder):
+        dirs[:] = sorted(x for x in dirs if x not in _SKIP_DIRS and not x.startswith("."))
+        out.extend(os.path.join(d, n) for n in sorted(names) if n.endswith(".py"))
+        if len(out) >= limit:
+            break
+    return out[:limit]
+
+
 def _package_files(module):
-    """(root on sys.path, [files]) of the target's top-level package, or of its own directory."""
+    """(root on sys.path, [files]): the target's top-level package first, then the rest of the
+    project it sits in (not for an installed package: its site-packages is not a project)."""
     path = getattr(module, "__file__", None)
     if not path:
         return None, []
@@ -257,15 +337,14 @@ def _package_files(module):
     if top_file and os.path.basename(top_file) == "__init__.py" and "." in module.__name__:
         package_dir = os.path.dirname(top_file)
         root = os.path.dirname(package_dir)
-        files = []
-        for d, dirs, names in os.walk(package_dir):
-            dirs[:] = sorted(x for x in dirs if not x.startswith((".", "__pycache__")))
-            files.extend(os.path.join(d, n) for n in sorted(names) if n.endswith(".py"))
-            if len(files) > MAX_FILES:
-                break
-        return root, files[:MAX_FILES]
-    root = os.path.dirname(path)
-    return root, [os.path.join(root, n) for n in sorted(os.listdir(root)) if n.endswith(".py")][:MAX_FILES]
+    else:
+        package_dir = root = os.path.dirname(path)
+    files = _py_files(package_dir, MAX_FILES)
+    installed = any(part in ("site-packages", "dist-packages") for part in root.split(os.sep))
+    if not installed and root != package_dir and len(files) < MAX_FILES:
+        inside = package_dir + os.sep
+        files += [f for f in _py_files(root, MAX_FILES) if not f.startswith(inside)][:MAX_FILES - len(files)]
+    return root, files
 
 
 def _module_name(root, path):
@@ -276,40 +355,85 @@ def _module_name(root, path):
     return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
 
 
+class _Project(object):
+    """The files that may call the target, each read and parsed once."""
+
+    def __init__(self, module):
+        self.module = module
+        self.root, files = _package_files(module) if module is not None else (None, [])
+        own = getattr(module, "__file__", None)
+        self.own = own
+        self.files = [f for f in sorted(files, key=lambda f: f != own) if not _is_test_file(f)]
+        self.texts = {}
+        self.trees = {}
+
+    def _text(self, path):
+        if path not in self.texts:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    self.texts[path] = fh.read()
+            except (OSError, UnicodeDecodeError):
+                self.texts[path] = ""
+        return self.texts[path]
+
+    def _tree(self, path):
+        if path not in self.trees:
+            try:
+                self.trees[path] = ast.parse(self._text(path))
+            except (SyntaxError, ValueError):
+                self.trees[path] = None
+        return self.trees[path]
+
+    def callers(self, fclass, params_of_target, name, finder, limit):
+        """_Callers of ``name`` found by ``finder(tree, name)`` in the project's files."""
+        found = []
+        for path in self.files:
+            text = self._text(path)
+            if name not in text:
+                continue
+            module_name = self.module.__name__ if path == self.own else _module_name(self.root, path)
+            tree = self._tree(path) if module_name is not None else None
+            if tree is None:
+                continue
+            for owner, fn_name, line in finder(tree, name):
+                if owner == name or (owner is None and fn_name == name):
+                    continue  # the Function's own methods; a function's recursion
+                found.append(_Caller(fclass, module_name, path, owner, fn_name, line, params_of_target))
+                if len(found) >= limit:
+                    return found
+        return found
+
+
+def _is_test_file(path):
+    base = os.path.basename(path)
+    return base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py"
+
+
 def find_callers(fclass, params_of_target):
-    """The package's functions and methods that call ``fclass.apply``: the target's own module
-    first, then the rest of its package (test files left out)."""
-    module = sys.modules.get(fclass.__module__)
-    name = fclass.__name__
-    root, files = _package_files(module) if module is not None else (None, [])
-    own = getattr(module, "__file__", None)
-    files = sorted(files, key=lambda f: f != own)
-    found = []
-    for path in files:
-        base = os.path.basename(path)
-        if base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py":
-            continue
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except (OSError, UnicodeDecodeError):
-            continue
-        if name not in text or ".apply" not in text and "apply" not in text:
-            continue
-        module_name = module.__name__ if path == own else _module_name(root, path)
-        if module_name is None:
-            continue
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
-        for owner, fn_name, line in _calls_of_apply(tree, name):
-            if owner == name:
-                continue  # the Function's own methods
-            found.append(_Caller(fclass, module_name, path, owner, fn_name, line, params_of_target))
-            if len(found) >= MAX_CALLERS:
-                return root, found
-    return root, found
+    """(root, the package's functions and methods that call ``fclass.apply``): the target's own
+    module first, then the rest of its project (test files left out)."""
+    project = _Project(sys.modules.get(fclass.__module__))
+    return project.root, project.callers(fclass, params_of_target, fclass.__name__, _calls_of_apply, MAX_CALLERS)
+
+
+def _calls_of_function(tree, name):
+    """(class name or None, function name, line) of functions and methods that call ``name(...)``
+    (or ``module.name(...)``)."""
+    out = []
+    for node in tree.body:
+        units = [(None, node)] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else (
+            [(node.name, item) for item in node.body if isinstance(item, ast.FunctionDef) and item.name != "__init__"]
+            if isinstance(node, ast.ClassDef) else [])
+        for owner, function in units:
+            if owner is None and function.name.startswith("test"):
+                continue
+            for n in ast.walk(function):
+                if isinstance(n, ast.Call) and ((isinstance(n.func, ast.Name) and n.func.id == name) or
+                                                (isinstance(n.func, ast.Attribute) and n.func.attr == name)):
+                    out.append((owner, function.name, n.lineno))
+                    break
+    out.sort(key=lambda c: (c[1] != "forward", c[0] is None))
+    return out
 
 
 def _calls_of_apply(tree, name):
@@ -321,8 +445,8 @@ def _calls_of_apply(tree, name):
             aliases.update(t.id for t in node.targets if isinstance(t, ast.Name))
     out = []
 
-    def scan(function, owner):
-        mentioned, any_apply = None, None
+    def scan(function, owner, class_mentions=False):
+        mentioned, any_apply = (0 if class_mentions else None), None
         for node in ast.walk(function):
             if isinstance(node, ast.Call) and (_is_apply(node.func, name) or
                                                isinstance(node.func, ast.Name) and node.func.id in aliases):
@@ -341,9 +465,11 @@ def _calls_of_apply(tree, name):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("test"):
             scan(node, None)
         elif isinstance(node, ast.ClassDef):
+            # `self.fn = Wrong if wrong else Right` in __init__, `self.fn.apply(...)` in forward
+            class_mentions = any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and item.name != "__init__":
-                    scan(item, node.name)
+                    scan(item, node.name, class_mentions)
     # forward methods first: the way users reach a Function
     out.sort(key=lambda c: (c[1] != "forward", c[0] is None))
     return out
@@ -360,29 +486,50 @@ def _is_apply(node, name):
 # -- running them ------------------------------------------------------------------------
 
 
-def capture(fn, fclass, opts, errors=None):
-    """A ``Borrowed`` whose inputs forward and one backward pass accept, or None."""
+def capture(fn, fclass, opts, errors=None, seen=None):
+    """A ``Borrowed`` whose inputs forward and one backward pass accept, or None. ``seen``
+    (a dict) gets the package's root and the names of the callers tried."""
     if fclass is None:
         return None
     started = time.monotonic()
     params_of_target = P.infer(fn, fclass)
-    root, candidates = find_callers(fclass, params_of_target)
-    for caller in candidates:
-        if time.monotonic() - started > MAX_SECONDS:
+    project = _Project(sys.modules.get(fclass.__module__))
+    root = project.root
+    queue = [(c, 0) for c in project.callers(fclass, params_of_target, fclass.__name__, _calls_of_apply,
+                                             MAX_CALLERS)]
+    tried = []
+    if seen is not None:
+        seen["root"] = root
+        seen["params"] = params_of_target
+        seen["names"] = [fclass.__name__]
+    while queue:
+        caller, depth = queue.pop(0)
+        if time.monotonic() - started > MAX_SECONDS or len(tried) >= 2 * MAX_CALLERS:
             break
+        tried.append(caller)
+        if seen is not None and (caller.owner or caller.name) not in seen["names"] + ["forward", "__call__"]:
+            seen["names"].append(caller.owner or caller.name)
         why = "cannot build it (its constructor needs values)"
         try:
             for built in caller.builds():
                 caller.fn = built
                 found, why = _search(caller, fn, opts, started)
                 if found is not None:
-                    return Borrowed(caller, found, caller.describe(root), None)
+                    info = found.info(int(opts["seed"]))
+                    return Borrowed(_caller_draw(caller, found), caller.describe(root), info)
                 if time.monotonic() - started > MAX_SECONDS:
                     break
         except Exception as e:  # noqa: BLE001 - the user's module or constructor
             why = "%s: %s" % (type(e).__name__, first_line(exc_text(e, 160)))
         if errors is not None:
             errors.append("%s: %s" % (caller.describe(root), why))
+        if depth == 0 and caller.owner is None and len(caller.name) > 3 and not caller.name.startswith("__"):
+            # a wrapper whose own inputs cannot be made (a table, a tuple of matrices): whoever
+            # calls the wrapper (a Module that builds them) reaches the target through it
+            queue.extend((outer, 1) for outer in project.callers(fclass, params_of_target, caller.name,
+                                                                 _calls_of_function, MAX_CALLERS)
+                         if not any(outer.path == t.path and outer.name == t.name and outer.owner == t.owner
+                                    for t in tried))
     return None
 
 
@@ -424,15 +571,9 @@ def _search(caller, fn, opts, started):
                     break
                 try:
                     inputs = caller.as_inputs(reached)
-                    torch.manual_seed(seed)
-                    out = fn(*inputs)
-                except Exception as e:  # noqa: BLE001 - the target on the caller's arguments
-                    why = "the target raised %s on its arguments" % type(e).__name__
-                    continue
-                if not _finite(out):
-                    why = "the target returned NaN/inf on its arguments"
-                elif _backward_error(inputs, out) is not None:
-                    why = "backward raised on its arguments"
-                else:
+                except ValueError as e:
+                    return None, str(e)
+                why = accepts(fn, inputs, seed)
+                if why is None:
                     return recipe, None
     return None, why

@@ -260,8 +260,8 @@ def analyse_failure(subject, spec, msg, mode, label, details):
                    % ({"first": "analytical gradient", "second": "second derivative",
                        "forward": "jvp"}[order], fmt(k["numerical"])))
         return finish("non_differentiable_point", summary, message)
-    hook = surrogate(primary, ana.blocks, spec, inputs, subject.opts["atol"], subject.opts["rtol"]) \
-        if order == "first" else None
+    hook = surrogate(primary, ana.blocks, spec, inputs, subject.opts["atol"], subject.opts["rtol"],
+                     subject.fclass) if order == "first" else None
     if hook is not None:
         details["surrogate"] = hook[0]
         return finish("surrogate_gradient", hook[1], hook[2])

@@ -16,13 +16,13 @@ import warnings
 
 import torch
 
-from . import caller_inputs, checks, customops, funcchecks, gradchecks
+from . import caller_inputs, checks, customops, funcchecks, gradchecks, test_callers
 from .introspect import defines, is_once_differentiable
 from .loading import Loader
 from .outcome import Outcome, Reporter, is_users
 from .protocol import CALL_SITE_OPTIONS, DEFAULT_OPTIONS, base_result
 from .subject import prepare
-from .synthesis import STRUCTURED, synthesize
+from .synthesis import STRUCTURED, Recipe, _shape_strategies, synthesize
 from .tensors import as_tuple, max_abs_diff
 from .text import exc_text, first_line
 from .userframes import user_roots
@@ -141,6 +141,7 @@ class Job(object):
             subject = self.next_cases(subject, loader, loaded)
             subject = self.structured_inputs(subject, loader, loaded)
             self.other_draws(subject)
+            self.other_shapes(loader, loaded)
             self.progress("done", 100)
         finally:
             self.timings["checks_s"] = time.perf_counter() - t
@@ -208,8 +209,12 @@ class Job(object):
             if oc.status != "no_inputs" or loaded.fclass is None or oc.summary.startswith("abstract"):
                 raise
             self.progress("looking for inputs in the code that calls %s" % loaded.fclass.__name__, 10)
-            tried = []
-            borrowed = caller_inputs.capture(loaded.fn, loaded.fclass, self.opts, tried)
+            tried, seen = [], {}
+            borrowed = caller_inputs.capture(loaded.fn, loaded.fclass, self.opts, tried, seen)
+            if borrowed is None and seen.get("root"):
+                self.progress("looking for inputs in the tests that reach %s" % loaded.fclass.__name__, 12)
+                borrowed = test_callers.capture(loaded.fn, loaded.fclass, seen["params"], seen["root"],
+                                                seen["names"], self.opts, time.monotonic() + 20.0, tried)
             if borrowed is None:
                 if tried:
                     self.result["notes"].append("no caller in the package gave inputs: " + "; ".join(tried)[:600])
@@ -365,6 +370,43 @@ class Job(object):
             return subject
         self.result["inputs"] = subject.infos
         return subject
+
+    def other_shapes(self, loader, loaded):
+        """gradcheck failed on synthesized inputs with no clear pattern (not a factor, a sign, a
+        zero, a swap or a transpose): does it pass at other shapes forward takes? Then the
+        failure belongs to these shapes (broadcasting or batching a caller never uses, or a
+        backward that mishandles them): inconclusive, with both shapes, never a plain pass."""
+        first = next((c for c in self.checks if c["name"] == "gradcheck"), None)
+        if self.recipe is None or first is None or first["status"] != "fail" \
+                or first.get("verdict") != "wrong_gradient" or (first["details"].get("pattern") or {}).get("kind"):
+            return
+        started, tried = time.monotonic(), [list(self.recipe.shapes)]
+        base = [tuple(x) for x in self.recipe.shapes]
+        # first the same shapes with one input un-batched (a vector where a batch of them broadcast)
+        unbatched = [base[:i] + [base[i][1:]] + base[i + 1:] for i in range(len(base)) if len(base[i]) >= 2]
+        for shapes in unbatched + _shape_strategies(len(base)):
+            if shapes in tried or len(tried) > 4 or time.monotonic() - started > 15.0:
+                continue
+            square = any(len(x) >= 2 and x[-1] == x[-2] for x in shapes)
+            domains = [self.recipe.domain] + (["by_name"] if square and self.recipe.domain != "by_name" else [])
+            for domain in domains:  # with the structure square matrices' names ask for, too
+                recipe = Recipe(self.recipe.params, self.recipe.values, shapes, domain, self.recipe.index_variant)
+                try:
+                    trial = self._prepare(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
+                except Exception:  # noqa: BLE001 - shapes forward or prepare rejects
+                    break
+                if self._run_check("forward", trial, record=False)["status"] != "pass":
+                    break
+                if shapes not in tried:
+                    tried.append(shapes)
+                rec = self._run_check("gradcheck", trial, label="gradcheck (other shapes)", record=False)
+                if rec["status"] == "pass":
+                    rec["details"]["shapes"] = [list(x) for x in shapes]
+                    rec["details"]["failing_shapes"] = [list(x) for x in self.recipe.shapes]
+                    self.checks.append(rec)
+                    return
+        self.result["notes"].append("gradcheck fails at %d shape set%s forward takes" % (
+            len(tried), "" if len(tried) == 1 else "s"))
 
     def other_draws(self, subject):
         """gradcheck again on other draws of the inputs: the first draw may sit on a kink.

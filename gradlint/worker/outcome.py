@@ -146,6 +146,15 @@ class Reporter(object):
             what = where
         label = "%s in %s" % (info["type"].split(".")[-1], what or where)
         msg = first_line(info["message"])
+        need = environment_need(exc)
+        if need is not None:
+            # the code asks for a GPU or a process group this run does not have: the
+            # environment, not the gradients
+            return Outcome(
+                "error", "missing_dependency",
+                "✗ cannot run here: the code needs %s (%s in %s: %s)" % (
+                    need, info["type"].split(".")[-1], what or where, msg),
+                info["message"], exception=info, location=self.location_for(where, info))
         if isinstance(exc, ImportError):
             # the interpreter lacks a module the code needs: the environment, not the gradients
             return Outcome(
@@ -164,6 +173,31 @@ class Reporter(object):
         what = ("the code tried to allocate %s" % nbytes(int(m.group(1)))) if m else (
             "%s: %s" % (type(exc).__name__, first_line(exc_text(exc, 200))))
         return "✗ out of memory: %s%s" % (what, " (cap %s)" % nbytes(cap) if cap else "")
+
+
+_NO_DEVICE = ("Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "No CUDA GPUs are available",
+              "CUDA driver initialization failed", "no kernel image is available", "Cannot access accelerator device",
+              "Triton requires a GPU", "0 active drivers")
+
+
+_NO_PROCESS_GROUP = re.compile(r"process group has not been initiali[sz]ed|(?:process|parallel|model parallel|data "
+                               r"parallel) group is not initiali[sz]ed|init_process_group")
+
+
+def environment_need(exc):
+    """What the code needs that this run does not have (a CUDA device, an initialised
+    torch.distributed process group), from its exception; else None."""
+    text = str(exc)
+    if any(phrase in text for phrase in _NO_DEVICE):
+        return "a CUDA device"
+    if _NO_PROCESS_GROUP.search(text):
+        return "torch.distributed initialised (a process group)"
+    return None
+
+
+def needs_a_device(exc):
+    """Did the code fail for want of something no input can give (a GPU, a process group)?"""
+    return environment_need(exc) is not None
 
 
 def internal_error_text(exc):

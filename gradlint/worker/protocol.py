@@ -21,7 +21,7 @@ VERDICTS = (
     "random_op", "nondeterministic_backward", "not_twice_differentiable",
     "low_precision_input", "undefined_grad", "batched_grad", "gradcheck_failed",
     "exception", "bad_inputs", "bad_request", "target_not_found",
-    "worker_unavailable", "vacuous", "draw_dependent", "missing_dependency",
+    "worker_unavailable", "vacuous", "draw_dependent", "shape_dependent", "missing_dependency",
     "approximate_gradient", "op_schema", "op_autograd_registration", "op_fake_tensor", "op_compile",
     "vmap_mismatch", "jacrev_mismatch", "surrogate_gradient",
 )

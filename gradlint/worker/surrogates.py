@@ -8,12 +8,19 @@ Two shapes of Function return, on purpose, a gradient that is not the derivative
   another formula;
 - **a surrogate gradient**: the output is piecewise constant here (its numerical derivative
   is zero for every checked input) and backward returns something else: a straight-through
-  estimator (round, sign, argmax, sampling) or a score-function estimate.
+  estimator (round, sign, argmax, sampling) or a score-function estimate; or no output
+  depends on an input that backward returns a gradient for (a sparse-mixer estimator);
+  or, read from the source, forward quantizes and backward passes the gradient through
+  unchanged (a straight-through estimator whose output still moves through a scale).
 
 gradcheck "fails" on both, and no backward could pass it. They are reported as
 ``inconclusive`` (``surrogate_gradient``), never as a wrong gradient; a missing relu mask
 is not one of them, since its output moves with the positive inputs.
 """
+
+import ast
+import inspect
+import textwrap
 
 import torch
 
@@ -47,7 +54,54 @@ def _returns_input_unchanged(fn, inputs, j, o):
     return is_tensor(out) and out.shape == far[j].shape and bool(torch.equal(out, far[j]))
 
 
-def surrogate(primary, blocks, spec, inputs, atol, rtol):
+_QUANTIZING = ("round", "floor", "ceil", "trunc", "sign", "argmax", "argmin", "bernoulli", "multinomial",
+               "heaviside", "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine")
+
+
+def straight_through_inputs(fclass):
+    """Positions of the inputs whose gradient backward passes through unchanged
+    (``return grad_output``, ``grad_output.clone()``) while forward quantizes (round, sign,
+    floor, argmax, sampling): a straight-through estimator, read from the source."""
+    if fclass is None:
+        return set()
+    try:
+        ftree = ast.parse(textwrap.dedent(inspect.getsource(_unwrapped(fclass.forward))))
+        btree = ast.parse(textwrap.dedent(inspect.getsource(_unwrapped(fclass.backward))))
+    except Exception:
+        return set()
+    quantizes = any(isinstance(n, ast.Call) and (
+        (isinstance(n.func, ast.Attribute) and n.func.attr.rstrip("_") in _QUANTIZING) or
+        (isinstance(n.func, ast.Name) and n.func.id in _QUANTIZING)) for n in ast.walk(ftree))
+    function = next((n for n in btree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if not quantizes or function is None or len(function.args.args) < 2:
+        return set()
+    grads = {function.args.args[1].arg}
+    for node in ast.walk(function):  # `g = grad_output.clone()`, `g = grad_output`
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and _passes(node.value, grads):
+            grads.add(node.targets[0].id)
+    out = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Return) and node.value is not None:
+            items = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+            out.update(i for i, item in enumerate(items) if _passes(item, grads))
+    return out
+
+
+def _unwrapped(fn):
+    fn = getattr(fn, "_torchdynamo_orig_callable", fn)  # @torch.compile
+    return inspect.unwrap(getattr(fn, "__func__", fn))
+
+
+def _passes(node, grads):
+    """``g``, ``g.clone()``, ``g.contiguous()`` for a gradient name ``g``."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args \
+            and node.func.attr in ("clone", "contiguous", "detach"):
+        node = node.func.value
+    return isinstance(node, ast.Name) and node.id in grads
+
+
+def surrogate(primary, blocks, spec, inputs, atol, rtol, fclass=None):
     """``(kind, summary, message)`` when the failing pair is a hook or a surrogate, else None."""
     o, j = primary["o"], primary["j"]
     a, n = primary["a"], primary["n"]
@@ -70,4 +124,20 @@ def surrogate(primary, blocks, spec, inputs, atol, rtol):
                 "hook (reversal, clipping, rerouting), which gradcheck cannot prove" % name,
                 "Forward is the identity in %s (also far from the checked inputs), so its derivative is the "
                 "identity; a backward that returns something else rewrites gradients on purpose." % name)
+    if j in straight_through_inputs(fclass) and _identity(a, atol, rtol):
+        return ("straight_through",
+                "⚠ inconclusive: forward quantizes (round, sign, argmax, sampling) and backward passes the "
+                "gradient of %s through unchanged: a straight-through estimator, which gradcheck cannot prove"
+                % name,
+                "The true derivative of a quantizer is zero almost everywhere; a straight-through estimator "
+                "replaces it by the identity on purpose.")
+    same_input = [blk for (_o2, j2), (_a2, blk) in blocks.items() if j2 == j]
+    if _zero(n, atol) and not _zero(a, atol) and same_input and all(_zero(blk, atol) for blk in same_input
+                                                                    if blk is not None):
+        return ("estimator",
+                "⚠ inconclusive: no output depends on %s here (its numerical derivative is zero) but backward "
+                "returns a gradient for it: a gradient estimator (a sparse mixer, a surrogate), which gradcheck "
+                "cannot prove" % name,
+                "Forward does not move when %s moves, so its true derivative is zero; a backward that returns "
+                "something else is an estimator by design — or forward forgot to use %s." % (name, name))
     return None

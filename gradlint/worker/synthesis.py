@@ -17,7 +17,7 @@ import time
 import torch
 
 from . import params as P
-from .outcome import Outcome, is_memory_error
+from .outcome import Outcome, is_memory_error, needs_a_device
 from .tensors import as_tuple, away_from_zero, is_tensor
 from .text import exc_text, first_line
 
@@ -224,6 +224,8 @@ def _responds(fn, args, out, seed):
 
 
 _BATCH_SHAPE = re.compile(r"\b[BNLbn]\s*[x×]\s*(\d+)(?:\s*[x×]\s*(\d+))?(?:\s*[x×]\s*(\d+))?")
+_MATMUL = re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)")
+_CHANNELS = re.compile(r"expected input\[[^\]]*\] to have (\d+) channels")
 _LAST_DIM = re.compile(r"last (?:dim|dimension|axis)\w*(?: size)? (?:should|must|to) be (?:of size )?(\d+)", re.I)
 
 
@@ -255,6 +257,13 @@ def shape_hints(message):
         d = int(m.group(1))
         if 0 < d <= 64:
             hints += [(3, d), (2, 3, d)]
+    m = _MATMUL.search(message)  # a Linear layer of the caller's: the input's last dim is its in_features
+    if m and 0 < int(m.group(3)) <= 4096:
+        d = int(m.group(3))
+        hints += [(3, d), (2, 3, d)]
+    m = _CHANNELS.search(message)  # a conv layer: the input's channels
+    if m and 0 < int(m.group(1)) <= 512:
+        hints += [(1, int(m.group(1)), 8, 8), (1, int(m.group(1)), 16)]
     marker = "values to unpack (expected "  # `B, C, H, W = x.shape` on a tensor of another rank
     if marker in message:
         rank = message.split(marker, 1)[1].split(")", 1)[0].split(",")[0].strip()
@@ -272,6 +281,8 @@ def _unsupported(params):
         if p.kind in P.UNSUPPORTED or (p.kind == P.STR and not p.candidates):
             what = {P.CALLABLE: "it is called in forward", P.OBJECT: "forward uses attributes a tensor does not have",
                     P.SEQUENCE: "forward iterates over it", P.STR: "a string, compared with no literal"}[p.kind]
+            if p.kind == P.OBJECT and p.why in ("its name", "annotation"):
+                what = "an object, by its %s" % ("name" if p.why == "its name" else "annotation")
             return p, what
     return None, None
 
@@ -284,6 +295,11 @@ def synthesize(fn, fclass, spec, opts, reporter):
     if params is None:
         raise Outcome("no_inputs", None,
                       "cannot read the signature of the target; declare inputs with `# gradlint: inputs=...`")
+    star = next((p for p in (P.value_parameters(fn, fclass) or []) if p.kind == p.VAR_POSITIONAL), None)
+    if star is not None and not customops.is_op(fn):
+        raise Outcome("no_inputs", None,
+                      "cannot make values for `*%s` (the signature does not say how many); declare inputs with "
+                      "`# gradlint: inputs=...`" % star.name, synthesis={"params": [p.describe() for p in params]})
     bad, what = _unsupported(params)
     if bad is not None:
         raise Outcome("no_inputs", None,
@@ -350,8 +366,9 @@ class _Search(object):
                     if recipe is not None:
                         return recipe
                     if self.exhausted():
-                        return self.backward_fails or self.vacuous
-        return self.backward_fails or self.vacuous
+                        return self.vacuous or self.backward_fails
+        # inputs whole Function takes, though nothing moves, before inputs backward rejects
+        return self.vacuous or self.backward_fails
 
     def hinted_shapes(self, n):
         out = []
@@ -380,7 +397,7 @@ class _Search(object):
             torch.manual_seed(self.opts["seed"])
             out = self.fn(*args)
         except Exception as e:
-            if is_memory_error(e):
+            if is_memory_error(e) or needs_a_device(e):  # no other input helps
                 raise self.reporter.user_exception(e, "forward")
             self.errors.append((e, "%s: %s" % (type(e).__name__, first_line(exc_text(e, 300)))))
             self.hints.extend(s for s in shape_hints(str(e)) if s not in self.hints)
@@ -389,11 +406,12 @@ class _Search(object):
             self.nonfinite += 1
             return "domain"
         try:
-            if not _responds(self.fn, args, out, self.opts["seed"]):
-                return "vacuous"
+            flat = not _responds(self.fn, args, out, self.opts["seed"])
         except Exception:
-            pass  # forward failed on perturbed inputs: keep this input set, the checks will tell
+            flat = False  # forward failed on perturbed inputs: keep this input set, the checks will tell
         error = _backward_error(args, out)
+        if flat and error is None:
+            return "vacuous"
         if error is not None:
             # forward accepts these shapes (broadcasting, a vector where a matrix is meant) but
             # backward does not: look for shapes the whole Function takes; if none, these

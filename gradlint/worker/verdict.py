@@ -56,9 +56,30 @@ def _approximate(rec):
     return rec.get("verdict") == "approximate_gradient"
 
 
+def _shape_dependent(result, records):
+    """gradcheck fails at the synthesized shapes and passes at others forward takes."""
+    other = next((r for r in records if r["name"] == "gradcheck (other shapes)" and r["status"] == "pass"), None)
+    first_bad = next((r for r in records if r["status"] in ("fail", "error")
+                      and not r["name"].startswith("gradcheck (")), None)
+    if other is None or first_bad is None or first_bad["name"] != "gradcheck":
+        return False
+    shown = lambda shapes: ", ".join("×".join(str(d) for d in s) or "scalar" for s in shapes)  # noqa: E731
+    result.update(status="inconclusive", verdict="shape_dependent", failed_check="gradcheck",
+                  summary="⚠ inconclusive: gradcheck fails for inputs shaped (%s) and passes for (%s): %s"
+                          % (shown(other["details"]["failing_shapes"]), shown(other["details"]["shapes"]),
+                             _strip(first_bad.get("message") or "")),
+                  message="The gradients match at some shapes forward accepts and not at others: broadcasting or "
+                          "batching the backward does not handle (or that callers never use). Check at the shapes "
+                          "your code uses (declare them with `# gradlint: inputs=...`).")
+    result["location"] = _outcome_of(first_bad).extra.get("location")
+    return True
+
+
 def conclude(result, records, opts):
     variant = (result.get("target") or {}).get("variant")
     strict = bool(opts.get("strict"))
+    if not strict and _shape_dependent(result, records):
+        return
     draws = _draws(records)
     if not strict and all(_approximate(d) for d in draws if d["status"] == "fail"):
         # gradients within 1% everywhere: a warning, like second order

@@ -10,11 +10,12 @@ import sys
 
 import pytest
 
-from _runner_util import assert_valid, check, fixture, fn_class
+from _runner_util import assert_valid, check, fixture, fn_class, marker_line
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 FILE = "wrapped/functions.py"
+ROW = "wrapped/layers.py:%d (RowLayer.forward)" % marker_line("wrapped/layers.py", "row")
 
 
 async def run(client, qualname):
@@ -28,8 +29,8 @@ def captured_from(result):
 async def test_a_filter_bank_gets_the_image_and_filter_its_module_builds(client):
     r = await run(client, "RowFilter")
     assert r["status"] == "pass", r["summary"]
-    assert "wrapped/layers.py:26 (RowLayer.forward), which calls RowFilter.apply" in captured_from(r)
-    assert r["synthesis"]["caller"] == "wrapped/layers.py:26 (RowLayer.forward)"
+    assert ROW + ", which calls RowFilter.apply" in captured_from(r)
+    assert r["synthesis"]["caller"] == ROW
     x, h = r["inputs"][0], r["inputs"][1]
     assert len(x["shape"]) == 4 and x["requires_grad"] is True
     assert h["shape"] == [1, 1, 5, 1] and h["requires_grad"] is False  # backward returns (dx,) + (None,) * 2
@@ -64,4 +65,33 @@ async def test_a_callable_parameter_comes_from_the_module_that_passes_it(client)
 async def test_the_report_names_the_caller():
     out = subprocess.run([sys.executable, "-m", "gradlint", "run", fixture(FILE) + "::WrongRowFilter", "--no-cache"],
                          capture_output=True, text=True, cwd=fixture("."), timeout=300)
-    assert "inputs: captured from wrapped/layers.py:26 (RowLayer.forward), which calls it" in out.stdout, out.stdout
+    assert "inputs: captured from %s, which calls it" % ROW in out.stdout, out.stdout
+
+
+async def test_a_function_reached_only_through_nested_inputs_takes_them_from_the_tests(client):
+    # Inverse.forward takes (low, [highs]): neither synthesis nor the Module gives inputs; the
+    # project's own test builds them (a parametrize case, then a method of a test class)
+    r = await run(client, "MergeBands")
+    assert r["status"] == "pass", r["summary"]
+    # the first test sleeps: it is stopped after the time a test gets, and the next one is used
+    line = next(n for n, text in enumerate(open(fixture("test_wrapped_api.py")), 1)
+                if text.startswith("def test_inverse_adds_every_level"))
+    assert captured_from(r).startswith(
+        "inputs captured from test_wrapped_api.py:%d (test_inverse_adds_every_level) [levels=2], which calls "
+        "MergeBands.apply" % line)
+    assert [i["shape"] for i in r["inputs"][:2]] == [[2, 3], [2, 3]]
+    r = await run(client, "WrongMergeBands")
+    assert r["status"] == "fail" and "wrong sign" in r["summary"], r["summary"]
+    assert "(TestWrong.test_wrong_inverse)" in captured_from(r)
+
+
+async def test_a_caller_elsewhere_in_the_project_counts_too(client):
+    r = await run(client, "Rescale")  # only wrapped_app.py, next to the package, calls it
+    assert r["status"] == "pass", r["summary"]
+    assert "wrapped_app.py:6 (normalise), which calls Rescale.apply" in captured_from(r)
+
+
+async def test_star_args_take_their_count_from_a_caller(client):
+    r = await run(client, "WeightedSum")  # forward(ctx, *xs): `blend(a, b)` passes two
+    assert r["status"] == "pass", r["summary"]
+    assert len(r["inputs"]) == 2 and "(blend), which calls WeightedSum.apply" in captured_from(r)

@@ -219,3 +219,43 @@ async def test_parametrized_call_site_is_called_with_its_cases(client, tmp_path)
     # scale=0.0 makes the check vacuous: the next case is checked instead
     assert r["target"]["case"] == {"scale": "2.0", "dim": "0", "keep": "True"}
     assert any("proves nothing" in note for note in r["notes"])
+
+
+async def test_code_that_needs_a_gpu_cannot_run_here_in_one_line(client):
+    r = await run(client, fn_class(FILE, "NeedsCuda"))
+    assert r["status"] == "error" and r["verdict"] == "missing_dependency", r["summary"]
+    assert r["summary"].startswith("✗ cannot run here: the code needs a CUDA device (AssertionError in forward")
+
+
+async def test_straight_through_and_sparse_mixer_estimators_are_inconclusive(client):
+    r = await run(client, fn_class(FILE, "TernaryQuant"))  # round() in forward, grad.clone() in backward
+    assert r["status"] == "inconclusive" and r["verdict"] == "surrogate_gradient", r["summary"]
+    assert "a straight-through estimator" in r["summary"]
+    r = await run(client, fn_class(FILE, "SparseMixer"))  # forward never reads `scores`
+    assert r["status"] == "inconclusive" and r["verdict"] == "surrogate_gradient", r["summary"]
+    assert "scores" in r["summary"]  # "no output depends on scores" / "piecewise constant … for scores"
+    experts = value(r, "selected_experts")  # saved for backward, an index there
+    assert experts["dtype"] == "int64" and experts["shape"] == value(r, "scores")["shape"]
+
+
+async def test_what_backward_does_with_a_kept_parameter_says_what_it_is(client):
+    r = await run(client, fn_class(FILE, "KeepsAHandle"))  # ctx.handle.record(grad): an object
+    assert r["status"] == "no_inputs", r["summary"]
+    assert r["summary"].startswith("cannot make a value for `handle` (forward uses attributes")
+
+
+async def test_code_that_needs_a_process_group_cannot_run_here(client):
+    r = await run(client, fn_class(FILE, "NeedsProcessGroup"))
+    assert r["status"] == "error" and r["verdict"] == "missing_dependency", r["summary"]
+    assert "the code needs torch.distributed initialised (a process group)" in r["summary"]
+
+
+async def test_a_failure_only_at_broadcast_shapes_is_inconclusive_with_both_shapes(client):
+    # synthesis finds all-(4, 4) inputs (a batch of vectors broadcast); backward handles one vector:
+    # gradcheck fails there with no clear pattern and passes with `inducing_values` un-batched
+    r = await run(client, fn_class(FILE, "PredictiveUpdates"))
+    assert r["status"] == "inconclusive" and r["verdict"] == "shape_dependent", r["summary"]
+    assert r["summary"].startswith("⚠ inconclusive: gradcheck fails for inputs shaped (4×4, 4×4, 4×4, 4×4) and "
+                                   "passes for (4×4, 4×4, 4×4, 4)")
+    other = check(r, "gradcheck (other shapes)")
+    assert other["status"] == "pass" and other["details"]["shapes"][-1] == [4]
