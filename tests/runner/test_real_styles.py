@@ -259,3 +259,13 @@ async def test_a_failure_only_at_broadcast_shapes_is_inconclusive_with_both_shap
                                    "passes for (4×4, 4×4, 4×4, 4)")
     other = check(r, "gradcheck (other shapes)")
     assert other["status"] == "pass" and other["details"]["shapes"][-1] == [4]
+
+
+async def test_large_inputs_where_fast_gradcheck_cancels_are_still_caught(client):
+    # 64×512: too large for a full Jacobian, so only fast gradcheck runs, and its non-negative
+    # probes cancel on a difference filter (torch 2.13's fast gradcheck passes this ×2 backward)
+    big = {"kind": "expression", "source": "torch.randn(64, 512, dtype=torch.float64, requires_grad=True)"}
+    r = await run(client, fn_class(FILE, "WrongDifference", inputs=big))
+    assert r["status"] == "fail" and r["verdict"] == "wrong_gradient", r["summary"]
+    assert "along random directions: analytical = 2 × numerical (a constant factor)" in r["summary"]
+    assert [m["mode"] for m in check(r, "gradcheck")["details"]["modes"]] == ["fast"]
