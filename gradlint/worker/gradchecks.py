@@ -11,6 +11,7 @@ import warnings
 
 import torch
 
+from . import directional
 from .checks import grad_outputs_for
 from .introspect import is_once_differentiable
 from .jacobian import JacobianAnalysis, parse_gradcheck_message
@@ -54,9 +55,17 @@ def check_gradcheck(subject, result):
         "in_names": subject.in_names, "out_names": subject.out_names, "order": "first",
         "diff_out": subject.diff_out,
     }
-    return gradcheck_like(subject, spec, modes(subject.opts, outs_real, ins_real), "gradcheck",
-                                lambda inp, fast: REAL["gradcheck"](fn, inp, fast_mode=fast,
-                                                                     raise_exception=True, **torch_kwargs(subject.opts)))
+    rec = gradcheck_like(subject, spec, modes(subject.opts, outs_real, ins_real), "gradcheck",
+                         lambda inp, fast: REAL["gradcheck"](fn, inp, fast_mode=fast,
+                                                              raise_exception=True, **torch_kwargs(subject.opts)))
+    if rec["status"] == "pass" and not any(m["mode"] == "slow" for m in rec["details"]["modes"]):
+        # fast mode only (too large for a full Jacobian): its non-negative probes can cancel
+        failed = directional.probe(subject, spec)
+        if failed is not None:
+            failed["details"]["modes"] = rec["details"]["modes"]
+            return failed
+        rec["details"]["directional"] = "passed"
+    return rec
 
 
 def check_gradgradcheck(subject, result):

@@ -142,6 +142,7 @@ class Job(object):
             subject = self.structured_inputs(subject, loader, loaded)
             self.other_draws(subject)
             self.other_shapes(loader, loaded)
+            self.result["inputs"] = subject.infos  # the retries' trial inputs are not the report's
             self.progress("done", 100)
         finally:
             self.timings["checks_s"] = time.perf_counter() - t
@@ -208,13 +209,8 @@ class Job(object):
         except Outcome as oc:
             if oc.status != "no_inputs" or loaded.fclass is None or oc.summary.startswith("abstract"):
                 raise
-            self.progress("looking for inputs in the code that calls %s" % loaded.fclass.__name__, 10)
-            tried, seen = [], {}
-            borrowed = caller_inputs.capture(loaded.fn, loaded.fclass, self.opts, tried, seen)
-            if borrowed is None and seen.get("root"):
-                self.progress("looking for inputs in the tests that reach %s" % loaded.fclass.__name__, 12)
-                borrowed = test_callers.capture(loaded.fn, loaded.fclass, seen["params"], seen["root"],
-                                                seen["names"], self.opts, time.monotonic() + 20.0, tried)
+            tried = []
+            borrowed = self.borrow(loaded, tried)
             if borrowed is None:
                 if tried:
                     self.result["notes"].append("no caller in the package gave inputs: " + "; ".join(tried)[:600])
@@ -228,6 +224,19 @@ class Job(object):
         self.recipe = recipe
         self.redraw = lambda s: loaded.with_inputs(self.recipe.make(s))
         return raw, synth, "synthesized"
+
+    def borrow(self, loaded, tried):
+        """Inputs from the project's code that calls the Function (its callers, then its tests):
+        a ``Borrowed``, or None (``tried`` gets why each caller did not)."""
+        name = loaded.fclass.__name__
+        self.progress("looking for inputs in the code that calls %s" % name, 10)
+        seen = {}
+        borrowed = caller_inputs.capture(loaded.fn, loaded.fclass, self.opts, tried, seen)
+        if borrowed is None and seen.get("root"):
+            self.progress("looking for inputs in the tests that reach %s" % name, 12)
+            borrowed = test_callers.capture(loaded.fn, loaded.fclass, seen["params"], seen["root"], seen["names"],
+                                            self.opts, time.monotonic() + 20.0, tried)
+        return borrowed
 
     def _prepare(self, loaded, loader, synth=None):
         subject = prepare(loaded.fn, loaded.fclass, loaded.names, loaded.raw_inputs, self.source, self.opts,
@@ -407,6 +416,20 @@ class Job(object):
                     return
         self.result["notes"].append("gradcheck fails at %d shape set%s forward takes" % (
             len(tried), "" if len(tried) == 1 else "s"))
+        if loaded.fclass is None:
+            return
+        try:  # the inputs the project's own code passes: the domain it was written for
+            borrowed = self.borrow(loaded, [])
+            trial = self._prepare(loaded.with_inputs(borrowed.make(self.opts["seed"])), loader) if borrowed else None
+        except Exception:  # noqa: BLE001 - a caller that does not reach it again
+            trial = None
+        if trial is None or self._run_check("forward", trial, record=False)["status"] != "pass":
+            return
+        rec = self._run_check("gradcheck", trial, label="gradcheck (callers' inputs)", record=False)
+        if rec["status"] == "pass":
+            rec["details"]["caller"] = borrowed.where
+            rec["details"]["failing_shapes"] = [list(x) for x in self.recipe.shapes]
+            self.checks.append(rec)
 
     def other_draws(self, subject):
         """gradcheck again on other draws of the inputs: the first draw may sit on a kink.

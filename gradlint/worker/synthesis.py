@@ -173,10 +173,12 @@ class Recipe(object):
 
 
 def _index_tensor(first, gen, variant):
+    """Indices into the first tensor's last dim: one per row (variant 0, nll_loss-style), one per
+    row kept as a column (variant 1, ``x.gather(1, t.unsqueeze(1))``), one per element (variant 2)."""
     if first is None or first.dim() == 0:
         return torch.randint(0, 3, (3,), generator=gen)
     n = first.shape[-1]
-    shape = tuple(first.shape[:-1]) if variant == 0 else tuple(first.shape)
+    shape = {0: tuple(first.shape[:-1]), 1: tuple(first.shape[:-1]) + (1,)}.get(variant, tuple(first.shape))
     return torch.randint(0, n, shape, generator=gen)
 
 
@@ -348,7 +350,7 @@ class _Search(object):
         return self.attempts >= MAX_ATTEMPTS or time.monotonic() - self.started > MAX_SECONDS
 
     def run(self, strategies, seed):
-        variants = (0, 1) if any(p.kind == P.INDEX for p in self.params) else (0,)
+        variants = (0, 1, 2) if any(p.kind == P.INDEX for p in self.params) else (0,)
         n = len(strategies[0]) if strategies else 0
         for values in _scalar_assignments(self.params):
             queue = list(strategies)

@@ -58,15 +58,18 @@ def _approximate(rec):
 
 def _shape_dependent(result, records):
     """gradcheck fails at the synthesized shapes and passes at others forward takes."""
-    other = next((r for r in records if r["name"] == "gradcheck (other shapes)" and r["status"] == "pass"), None)
+    other = next((r for r in records if r["name"] in ("gradcheck (other shapes)", "gradcheck (callers' inputs)")
+                  and r["status"] == "pass"), None)
     first_bad = next((r for r in records if r["status"] in ("fail", "error")
                       and not r["name"].startswith("gradcheck (")), None)
     if other is None or first_bad is None or first_bad["name"] != "gradcheck":
         return False
     shown = lambda shapes: ", ".join("×".join(str(d) for d in s) or "scalar" for s in shapes)  # noqa: E731
+    passing = ("for (%s)" % shown(other["details"]["shapes"]) if "shapes" in other["details"] else
+               "on the inputs %s passes" % other["details"]["caller"])
     result.update(status="inconclusive", verdict="shape_dependent", failed_check="gradcheck",
-                  summary="⚠ inconclusive: gradcheck fails for inputs shaped (%s) and passes for (%s): %s"
-                          % (shown(other["details"]["failing_shapes"]), shown(other["details"]["shapes"]),
+                  summary="⚠ inconclusive: gradcheck fails for synthesized inputs shaped (%s) and passes %s: %s"
+                          % (shown(other["details"]["failing_shapes"]), passing,
                              _strip(first_bad.get("message") or "")),
                   message="The gradients match at some shapes forward accepts and not at others: broadcasting or "
                           "batching the backward does not handle (or that callers never use). Check at the shapes "

@@ -95,3 +95,13 @@ async def test_star_args_take_their_count_from_a_caller(client):
     r = await run(client, "WeightedSum")  # forward(ctx, *xs): `blend(a, b)` passes two
     assert r["status"] == "pass", r["summary"]
     assert len(r["inputs"]) == 2 and "(blend), which calls WeightedSum.apply" in captured_from(r)
+
+
+async def test_a_failure_only_outside_the_domain_the_callers_use_is_inconclusive(client):
+    # backward assumes unit-norm inputs, which its only caller passes: gradcheck fails on
+    # synthesized inputs with no clear pattern and passes on the caller's
+    r = await run(client, "Renormalize")
+    assert r["status"] == "inconclusive" and r["verdict"] == "shape_dependent", r["summary"]
+    assert "and passes on the inputs wrapped/layers.py:" in r["summary"] and "(unit_features) passes" in r["summary"]
+    assert check(r, "gradcheck (callers' inputs)")["status"] == "pass"
+    assert r["inputs"][0]["shape"] == [3, 4]  # the report shows the inputs it failed on
