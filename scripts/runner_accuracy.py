@@ -207,6 +207,11 @@ class BackwardMutator(cst.CSTTransformer):
         if not self.in_backward or updated.value is None:
             return updated
         value = updated.value
+        whole = value  # `(dx,) + (None,) * 5`: the gradients are the left tuple's
+        concatenated = isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) \
+            and isinstance(value.left, cst.Tuple)
+        if concatenated:
+            value = value.left
         elements = list(value.elements) if isinstance(value, cst.Tuple) else None
         exprs = [e.value for e in elements] if elements is not None else [value]
         real = [i for i, e in enumerate(exprs) if not (isinstance(e, cst.Name) and e.value == "None")
@@ -231,8 +236,8 @@ class BackwardMutator(cst.CSTTransformer):
         self.changed += 1
         if elements is None:
             return updated.with_changes(value=new[0])
-        return updated.with_changes(value=value.with_changes(
-            elements=[e.with_changes(value=v) for e, v in zip(elements, new)]))
+        tuple_ = value.with_changes(elements=[e.with_changes(value=v) for e, v in zip(elements, new)])
+        return updated.with_changes(value=whole.with_changes(left=tuple_) if concatenated else tuple_)
 
 
 def mutate(source: str, class_name: str, mutation: str) -> str | None:
