@@ -50,6 +50,7 @@ class DirectJob(Job):
         self.fclass = fclass
         self.raw = None if raw is None else tuple(raw)
         self.source = source
+        self.tests_may_run = False  # in the user's own process (a test session): never other tests
 
     def _run(self):
         self._read_options()
@@ -97,8 +98,10 @@ def run_request(req):
     remember_real_gradcheck()
     req = dict(req)
     req["module"] = dict(req.get("module") or {}, reuse=True)
+    job = Job(req, _ignore)
+    job.tests_may_run = False  # in the user's own test session: never run other tests for inputs
     with preserved_process():
-        return Job(req, _ignore).run()
+        return job.run()
 
 
 @contextlib.contextmanager

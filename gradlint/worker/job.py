@@ -81,6 +81,7 @@ class Job(object):
         self.once_differentiable = False
         self.redraw = None  # seed -> another draw of the inputs (a Loaded), or None when they cannot differ
         self.recipe = None  # how synthesized inputs are made
+        self.tests_may_run = True  # a worker may run the project's tests to find inputs
 
     def progress(self, message, percentage=None):
         ev = {"event": "progress", "message": message}
@@ -232,7 +233,7 @@ class Job(object):
         self.progress("looking for inputs in the code that calls %s" % name, 10)
         seen = {}
         borrowed = caller_inputs.capture(loaded.fn, loaded.fclass, self.opts, tried, seen)
-        if borrowed is None and seen.get("root"):
+        if borrowed is None and seen.get("root") and self.tests_may_run:
             self.progress("looking for inputs in the tests that reach %s" % name, 12)
             borrowed = test_callers.capture(loaded.fn, loaded.fclass, seen["params"], seen["root"], seen["names"],
                                             self.opts, time.monotonic() + 20.0, tried)
