@@ -31,11 +31,12 @@ MAX_CALLERS = 8
 _SCALAR_KINDS = (P.INT, P.FLOAT, P.BOOL, P.STR, P.NONE)
 
 
-class _Reached(Exception):
-    """Raised by the stand-in ``apply``: the caller got as far as calling the target."""
+class _Reached(BaseException):
+    """Raised by the stand-in ``apply``: the caller got as far as calling the target (not an
+    Exception, so a caller's ``try: Fn.apply(x) except Exception: fallback(x)`` lets it pass)."""
 
     def __init__(self, args, kwargs):
-        Exception.__init__(self, "reached")
+        BaseException.__init__(self, "reached")
         self.call_args = args
         self.call_kwargs = kwargs
 

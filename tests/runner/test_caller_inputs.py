@@ -105,3 +105,9 @@ async def test_a_failure_only_outside_the_domain_the_callers_use_is_inconclusive
     assert "and passes on the inputs wrapped/layers.py:" in r["summary"] and "(unit_features) passes" in r["summary"]
     assert check(r, "gradcheck (callers' inputs)")["status"] == "pass"
     assert r["inputs"][0]["shape"] == [3, 4]  # the report shows the inputs it failed on
+
+
+async def test_a_caller_that_falls_back_on_any_exception_still_gives_its_inputs(client):
+    r = await run(client, "Halve")  # guarded_halve: try: Halve.apply(...) except Exception: ...
+    assert r["status"] == "pass", r["summary"]
+    assert "(guarded_halve), which calls Halve.apply" in captured_from(r)
