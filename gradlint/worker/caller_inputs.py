@@ -21,7 +21,7 @@ import time
 import torch
 
 from . import params as P
-from .synthesis import DOMAINS, Recipe, _backward_error, _finite, _scalar_assignments, _shape_strategies, shape_hints
+from .synthesis import _backward_error, _finite, _Search, _shape_strategies, shape_hints
 from .tensors import is_tensor
 from .text import exc_text, first_line
 
@@ -417,63 +417,58 @@ def find_callers(fclass, params_of_target):
     return project.root, project.callers(fclass, params_of_target, fclass.__name__, _calls_of_apply, MAX_CALLERS)
 
 
+def _units(tree):
+    """(class node or None, function node) for module-level functions (tests left out) and the
+    methods of module-level classes (``__init__`` left out): what can be run as a caller."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("test"):
+            yield None, node
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name != "__init__":
+                    yield node, item
+
+
+def _forward_first(found):
+    """forward methods first: the way users reach a Function."""
+    return sorted(found, key=lambda c: (c[1] != "forward", c[0] is None))
+
+
 def _calls_of_function(tree, name):
     """(class name or None, function name, line) of functions and methods that call ``name(...)``
     (or ``module.name(...)``)."""
     out = []
-    for node in tree.body:
-        units = [(None, node)] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else (
-            [(node.name, item) for item in node.body if isinstance(item, ast.FunctionDef) and item.name != "__init__"]
-            if isinstance(node, ast.ClassDef) else [])
-        for owner, function in units:
-            if owner is None and function.name.startswith("test"):
-                continue
-            for n in ast.walk(function):
-                if isinstance(n, ast.Call) and ((isinstance(n.func, ast.Name) and n.func.id == name) or
-                                                (isinstance(n.func, ast.Attribute) and n.func.attr == name)):
-                    out.append((owner, function.name, n.lineno))
-                    break
-    out.sort(key=lambda c: (c[1] != "forward", c[0] is None))
-    return out
+    for owner, function in _units(tree):
+        line = next((n.lineno for n in ast.walk(function) if isinstance(n, ast.Call) and (
+            (isinstance(n.func, ast.Name) and n.func.id == name) or
+            (isinstance(n.func, ast.Attribute) and n.func.attr == name))), None)
+        if line is not None:
+            out.append((owner.name if owner else None, function.name, line))
+    return _forward_first(out)
 
 
 def _calls_of_apply(tree, name):
     """(class name or None, function name, line) of module-level functions and methods of
-    module-level classes that call ``name.apply`` (or ``x.name.apply``, or an alias)."""
+    module-level classes that call ``name.apply`` (or ``x.name.apply``, or an alias), or that
+    mention ``name`` and apply a Function chosen at run time (``fn = Wrong if w else Right;
+    fn.apply(...)``; also when ``__init__`` stores it: ``self.fn.apply(...)``)."""
     aliases = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and _is_apply(node.value, name):
             aliases.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    mentions = lambda node: any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))  # noqa: E731
     out = []
-
-    def scan(function, owner, class_mentions=False):
-        mentioned, any_apply = (0 if class_mentions else None), None
-        for node in ast.walk(function):
-            if isinstance(node, ast.Call) and (_is_apply(node.func, name) or
-                                               isinstance(node.func, ast.Name) and node.func.id in aliases):
-                out.append((owner, function.name, node.lineno))
-                return
-            if isinstance(node, ast.Name) and node.id == name and mentioned is None:
-                mentioned = node.lineno
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "apply" \
-                    and any_apply is None:
-                any_apply = node.lineno
-        if mentioned is not None and any_apply is not None:
-            # `fn = Wrong if wrong else Right; fn.apply(...)`: a Function chosen at run time
-            out.append((owner, function.name, any_apply))
-
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("test"):
-            scan(node, None)
-        elif isinstance(node, ast.ClassDef):
-            # `self.fn = Wrong if wrong else Right` in __init__, `self.fn.apply(...)` in forward
-            class_mentions = any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef) and item.name != "__init__":
-                    scan(item, node.name, class_mentions)
-    # forward methods first: the way users reach a Function
-    out.sort(key=lambda c: (c[1] != "forward", c[0] is None))
-    return out
+    for owner, function in _units(tree):
+        calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)]
+        direct = next((c.lineno for c in calls if _is_apply(c.func, name) or
+                       (isinstance(c.func, ast.Name) and c.func.id in aliases)), None)
+        any_apply = next((c.lineno for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr == "apply"),
+                         None)
+        if direct is None and any_apply is not None and mentions(owner if owner is not None else function):
+            direct = any_apply
+        if direct is not None:
+            out.append((owner.name if owner else None, function.name, direct))
+    return _forward_first(out)
 
 
 def _is_apply(node, name):
@@ -534,6 +529,42 @@ def capture(fn, fclass, opts, errors=None, seen=None):
     return None
 
 
+class _CallerSearch(_Search):
+    """Synthesis's search, over the caller's own inputs: a recipe works when the caller reaches
+    the target with arguments the target's forward and one backward pass accept."""
+
+    def __init__(self, caller, target, params, opts, started):
+        _Search.__init__(self, caller.fn, params, opts, None)
+        self.caller = caller
+        self.target = target
+        self.started = started
+        self.why = "it never called the target"
+
+    def exhausted(self):
+        return time.monotonic() - self.started > MAX_SECONDS
+
+    def try_recipe(self, recipe, seed):
+        self.attempts += 1
+        try:
+            reached = self.caller.reach(recipe.make(seed))
+        except Exception as e:  # noqa: BLE001 - the caller's own code: other shapes
+            self.why = "%s: %s" % (type(e).__name__, first_line(exc_text(e, 160)))
+            self.hints.extend(h for h in shape_hints(str(e)) if h not in self.hints)
+            return "shape"
+        if reached is None:
+            return "shape"
+        try:
+            inputs = self.caller.as_inputs(reached)
+        except ValueError as e:
+            self.why = str(e)
+            return "shape"
+        why = accepts(self.target, inputs, seed)
+        if why is None:
+            return "ok"
+        self.why = why
+        return "domain"
+
+
 def _search(caller, fn, opts, started):
     """(recipe, None) for the first recipe of the caller's own inputs on which it reaches the
     target with arguments the target's forward and backward accept; else (None, why)."""
@@ -544,37 +575,8 @@ def _search(caller, fn, opts, started):
     if bad is not None:
         return None, "cannot make a value for its parameter `%s`" % bad.name
     n = sum(1 for p in params if p.kind == P.TENSOR)
-    seed = int(opts["seed"])
-    hints = []
-    why = "it never called the target"
-    for values in _scalar_assignments(params):
-        queue = _shape_strategies(n) if n else [[]]
-        position = 0
-        while position < len(queue):
-            if time.monotonic() - started > MAX_SECONDS:
-                return None, why + " (time is up)"
-            for hinted in hints:
-                shapes = [hinted] * n
-                if shapes not in queue[:position]:
-                    queue.insert(position, shapes)
-            hints = []
-            shapes = queue[position]
-            position += 1
-            for domain in DOMAINS[:4]:
-                recipe = Recipe(params, values, shapes, domain)
-                try:
-                    reached = caller.reach(recipe.make(seed))
-                except Exception as e:  # noqa: BLE001 - the caller's own code
-                    why = "%s: %s" % (type(e).__name__, first_line(exc_text(e, 160)))
-                    hints = [h for h in shape_hints(str(e)) if [h] * n not in queue]
-                    break
-                if reached is None:
-                    break
-                try:
-                    inputs = caller.as_inputs(reached)
-                except ValueError as e:
-                    return None, str(e)
-                why = accepts(fn, inputs, seed)
-                if why is None:
-                    return recipe, None
-    return None, why
+    search = _CallerSearch(caller, fn, params, opts, started)
+    recipe = search.run(_shape_strategies(n) if n else [[]], int(opts["seed"]))
+    if recipe is not None:
+        return recipe, None
+    return None, search.why + (" (time is up)" if search.exhausted() else "")

@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from .caller_inputs import _SKIP_DIRS, Borrowed, _Reached, _stand_in, accepts, as_inputs
+from .caller_inputs import _SKIP_DIRS, Borrowed, _is_test_file, _Reached, _stand_in, accepts, as_inputs
 
 MAX_TEST_FILES = 8
 MAX_FILES_SCANNED = 4000
@@ -36,7 +36,7 @@ def test_files(root, names):
         for d, dirs, files in os.walk(base):
             dirs[:] = sorted(x for x in dirs if x not in _SKIP_DIRS and not x.startswith("."))
             for n in sorted(files):
-                if not (n.startswith("test_") or n.endswith("_test.py")) or not n.endswith(".py"):
+                if not n.endswith(".py") or n == "conftest.py" or not _is_test_file(n):
                     continue
                 scanned += 1
                 if scanned > MAX_FILES_SCANNED or len(found) >= MAX_TEST_FILES:
