@@ -193,3 +193,7 @@ class BlockCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def texts(self):
+        """The texts of the blocks held."""
+        return self._entries.keys()

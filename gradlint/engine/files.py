@@ -6,8 +6,9 @@ import os
 import stat
 import re
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from ..analysis.source import SourceDecodeError, decode_source
 from ..findings import Finding, Range, Severity
@@ -262,7 +263,8 @@ class FileOptions:
 def lint_file(path: Path, display: str, options: LintOptions, *, fix: bool = False,
               unsafe: bool = False, cache: LintCache | None = None,
               count_fixes: bool = False, data: bytes | None = None) -> FileReport:
-    """Lint the file at ``path`` (whose bytes are ``data`` when already read)."""
+    """Lint the file at ``path`` (whose bytes are ``data`` when already read; then its
+    ``.pyc``, when current, spares the syntax check)."""
     report = FileReport(path, display)
     try:
         text = read_text(path) if data is None else source_text(data, path.name)
@@ -272,13 +274,18 @@ def lint_file(path: Path, display: str, options: LintOptions, *, fix: bool = Fal
     except OSError as error:
         report.findings = [file_error(display, f"cannot read file: {error.strerror or error}")]
         return report
+    compiles = None
+    if data is not None:
+        from .bytecode import compiled_before
+
+        compiles = partial(compiled_before, path, data)
     return lint_text(text, path, display, options, fix=fix, unsafe=unsafe, cache=cache,
-                     count_fixes=count_fixes)
+                     count_fixes=count_fixes, compiles=compiles)
 
 
 def lint_text(text: str, path: Path | None, display: str, options: LintOptions, *,
               fix: bool = False, unsafe: bool = False, cache: LintCache | None = None,
-              count_fixes: bool = False) -> FileReport:
+              count_fixes: bool = False, compiles: Callable[[], bool] | None = None) -> FileReport:
     """Lint (or, with ``fix``, fix) one text. ``count_fixes``: also count, into
     ``report.fixable``, the fixes that fixing would apply (by fixing a copy, so the count
     is exactly what ``--fix`` does: fixes that unlock others, overlaps, unparsable files)."""
@@ -295,7 +302,7 @@ def lint_text(text: str, path: Path | None, display: str, options: LintOptions, 
             report.fixes_applied = outcome.fixed
             report.findings = outcome.remaining
         else:
-            report.findings = lint_source(text, display, options, cache).findings
+            report.findings = lint_source(text, display, options, cache, compiles=compiles).findings
             if count_fixes and fixes_apply(report.findings) and \
                     any(allowed(f.fix, unsafe) for f in report.findings):
                 report.fixable = fix_source(text, display, options, unsafe=unsafe, cache=cache).fixed

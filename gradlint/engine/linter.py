@@ -11,6 +11,7 @@ import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Callable, Iterable, Mapping, Sequence
 
 import libcst as cst
@@ -28,6 +29,7 @@ from ..rules import RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from ..rules.base import Report, Rule
 from .blocks import BlockCache, ParsedBlock
 from .options import AUTO, LintOptions, fingerprint
+from .needed_blocks import needed_blocks
 from .prefilter import Code, may_fire, nothing_to_find
 from .suppressions import is_suppressed, parse_suppressions, unused_codes, without_codes
 
@@ -146,9 +148,19 @@ class ModuleView:
 
 def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
                 conftests: Sequence[str] = (), path: str | None = None,
-                cancelled: Callable[[], bool] | None = None) -> ModuleView:
+                cancelled: Callable[[], bool] | None = None,
+                only: Callable[[Sequence[Block]], set[int] | None] | None = None) -> ModuleView:
+    """``only``: given the blocks, the positions of those to parse (None: all); a chosen
+    block libcst cannot parse makes the whole file parsed."""
     scanned = cache.scan(text, path)
-    parsed = _parse_blocks(scanned.blocks, cache.blocks, text, cancelled)
+    chosen = only(scanned.blocks) if only is not None else None
+    if chosen is None:
+        parsed = _parse_blocks(scanned.blocks, cache.blocks, text, cancelled)
+    else:
+        parsed = _parse_blocks([b for i, b in enumerate(scanned.blocks) if i in chosen],
+                               cache.blocks, text, cancelled, retry_whole=False)
+        if any(entry.module is None for _, entry in parsed):
+            parsed = _parse_blocks(scanned.blocks, cache.blocks, text, cancelled)
     good = [(block, entry) for block, entry in parsed if entry.module is not None]
     statements: list[cst.BaseStatement] = []
     indexes: list[range] = []
@@ -181,6 +193,7 @@ class LintCancelled(Exception):
 
 def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = None,
                 cache: LintCache | None = None, *, exhaustive: bool = False,
+                compiles: Callable[[], bool] | None = None,
                 cancelled: Callable[[], bool] | None = None,
                 progress: Callable[[list[Finding]], None] | None = None,
                 progress_interval: float = 1.0) -> LintResult:
@@ -190,20 +203,22 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
     For editors: ``cancelled`` is asked between blocks (LintCancelled when it says yes);
     ``progress`` receives the findings of the blocks analysed so far (suppressions applied,
     sorted) when a lint has run for ``progress_interval`` seconds, and then as often, so a
-    big file shows its first diagnostics early and the rest follow."""
+    big file shows its first diagnostics early and the rest follow. ``compiles``, when
+    given, may say that CPython is known to accept ``text`` (a file's current ``.pyc``),
+    which spares the syntax check of a file no rule can fire in."""
     options = options or LintOptions()
     try:
         if exhaustive:
             with traverse.libcst_traversal():
                 return _lint(text, path, options, LintCache(), exhaustive=True)
-        return _lint(text, path, options, cache, exhaustive=False, cancelled=cancelled,
+        return _lint(text, path, options, cache, exhaustive=False, compiles=compiles, cancelled=cancelled,
                      progress=progress, progress_interval=progress_interval)
     finally:
         memos.forget()  # what the analysis memoized about this lint's trees
 
 
 def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *,
-          exhaustive: bool, cancelled: Callable[[], bool] | None = None,
+          exhaustive: bool, compiles: Callable[[], bool] | None = None, cancelled: Callable[[], bool] | None = None,
           progress: Callable[[list[Finding]], None] | None = None,
           progress_interval: float = 1.0) -> LintResult:
     started = time.monotonic()
@@ -219,10 +234,27 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
                                    _severity(SYNTAX_ERROR, None, options), message, rng, None, 1, path)])
     if "torch" not in text:
         return LintResult([])  # gradlint's scope: code that uses torch
-    if not exhaustive and nothing_to_find(text, options.select):
+    if not exhaustive and nothing_to_find(text, options.select, compiles):
         return LintResult([])
+    rules = [RULES_BY_CODE[code]() for code in sorted(options.select)
+             if code in RULES_BY_CODE and not RULES_BY_CODE[code].engine_level]
+    only = None
+    codes: dict[str, Code] = {}
+
+    def block_code(block_text: str) -> Code:
+        found = codes.get(block_text)
+        if found is None:
+            found = codes[block_text] = Code(block_text)
+        return found
+
+    if not exhaustive:  # rules whose file-level precondition fails cannot fire in any block
+        file_code = Code(text)
+        rules = [rule for rule in rules if rule.requires_in_file is None
+                 or file_code.matches(rule.requires_in_file, True)]
+        possible = [rule for rule in rules if may_fire(type(rule), text, file_code)]
+        only = partial(needed_blocks, text, rules=possible, code_of=block_code)
     cache.blocks.mark()
-    view = view_module(text, cache, options.default_dtype, options.conftests, path, cancelled)
+    view = view_module(text, cache, options.default_dtype, options.conftests, path, cancelled, only)
     cache.blocks.trim()
     findings: list[Finding] = []
     syntax_errors = 0
@@ -233,12 +265,6 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
                 findings.append(_syntax_finding(block, entry, options))
 
     context_key = fingerprint((view.context_key, options.key()))
-    rules = [RULES_BY_CODE[code]() for code in sorted(options.select)
-             if code in RULES_BY_CODE and not RULES_BY_CODE[code].engine_level]
-    if not exhaustive:  # rules whose file-level precondition fails cannot fire in any block
-        file_code = Code(text)
-        rules = [rule for rule in rules if rule.requires_in_file is None
-                 or file_code.matches(rule.requires_in_file, True)]
     by_line, file_codes = parse_suppressions(view.scanned.comments)
     reported = started
     for position, (block, entry) in enumerate(view.good):
@@ -254,7 +280,7 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
             cache.findings.move_to_end(key)
             findings.extend(f.shifted(block.start_line - 1) for f in cached)
             continue
-        code = Code(block.text)
+        code = block_code(block.text)
         active = [rule for rule in rules
                   if exhaustive or may_fire(rule, block.text, code, view.gradcheck_aliases)
                   or _may_fire_across_blocks(rule, position, block.text, view, text)]
@@ -320,13 +346,14 @@ def _unused_suppressions(text: str, comments: Mapping[int, str], by_line, used: 
 
 
 def _parse_blocks(blocks: Sequence[Block], cache: BlockCache, text: str,
-                  cancelled: Callable[[], bool] | None = None) -> list[tuple[Block, ParsedBlock]]:
+                  cancelled: Callable[[], bool] | None = None,
+                  retry_whole: bool = True) -> list[tuple[Block, ParsedBlock]]:
     parsed = []
     for block in blocks:
         if cancelled is not None and cancelled():
             raise LintCancelled()
         parsed.append((block, cache.get(block.text)))
-    if all(entry.module is not None for _, entry in parsed):
+    if all(entry.module is not None for _, entry in parsed) or not retry_whole:
         return parsed
     # The lexical split can be wrong around exotic strings: merge a failing block with the
     # next failing one, and if CPython accepts the whole file, parse it in one piece.

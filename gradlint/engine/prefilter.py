@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import warnings
 from functools import lru_cache
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..rules import RULES_BY_CODE, SYNTAX_ERROR
 from ..analysis.source import without_comments_and_strings
@@ -151,11 +151,14 @@ def rule_filter(codes: frozenset[str]) -> RuleFilter:
     return RuleFilter(RULES_BY_CODE[code] for code in sorted(codes) if code in RULES_BY_CODE)
 
 
-def nothing_to_find(text: str, codes: frozenset[str]) -> bool:
+def nothing_to_find(text: str, codes: frozenset[str],
+                    known_to_compile: Callable[[], bool] | None = None) -> bool:
     """Skip the parse: no enabled rule can fire in ``text`` and CPython compiles it (so it
-    has no syntax error either)."""
+    has no syntax error either). ``known_to_compile``: asked first, may spare the compile."""
     if rule_filter(codes).may_fire(text):
         return False
     if SYNTAX_ERROR.code not in codes:
+        return True
+    if known_to_compile is not None and known_to_compile():
         return True
     return compiles(text)  # else let libcst decide, and place the error

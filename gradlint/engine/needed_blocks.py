@@ -1,0 +1,157 @@
+"""Which blocks of a file must libcst parse: the ones a rule can fire in and what they read.
+
+A file that holds one small autograd Function in two thousand lines of other code used to
+be parsed whole, because the rules resolve names through the module context. Most rules
+read other top-level statements only through names: a Function's base class, the helper
+its backward calls, the constant it multiplies by, the import of ``torch``. So the blocks
+that must be parsed are
+
+* the *seeds*: blocks where an enabled rule's own text pre-check passes;
+* everything the parsed blocks name, recursively: every top-level statement that binds
+  the name (all of them: "assigned once" is a fact the analysis uses), and every
+  statement other than a ``def``/``class`` that mentions it at module level (a
+  ``x.requires_grad_()`` between an assignment and its use);
+* star imports and module-level ``set_default_dtype`` calls, which act on every name.
+
+Rules that search the whole module rather than follow names (custom-op pieces spread over
+registrations, gradcheck aliases and wrappers, torch.func transforms of a Function applied
+elsewhere) keep the whole-file parse, and so does any file ``ast`` cannot read. Names are
+collected generously (every identifier-like word of a block, strings and comments
+included): a spare block costs time, a missing one a finding. ``tests/test_scale.py`` and
+``scripts/compare_speedups.py`` compare the findings with a whole-file parse.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from typing import Callable, Iterable, Sequence
+
+from ..analysis.source import Block
+from ..rules.base import Rule
+from .prefilter import Code, may_fire
+
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ACTS_ON_EVERY_NAME = re.compile(r"set_default_(?:dtype|tensor_type)|\bimport\s*\*")
+MIN_BLOCKS = 8  # below this, sorting blocks out costs more than parsing them
+
+
+def reads_whole_module(rule: type[Rule]) -> bool:
+    """Does ``rule`` look for code anywhere in the module, not only where names lead?"""
+    return bool(rule.requires_gradcheck_aliases or rule.requires_aliases_of
+                or rule.requires_custom_op_parts)
+
+
+def needed_blocks(text: str, blocks: Sequence[Block], rules: Iterable[type[Rule]],
+                  code_of: Callable[[str], Code] = Code) -> set[int] | None:
+    """Positions (in ``blocks``) of the blocks to parse, or None: parse them all.
+
+    ``rules``: the enabled rules that can fire in this file (their file-level pre-checks
+    passed); ``code_of``: a block text's ``Code`` (shared with the engine, which asks the
+    same pre-checks again of the blocks it analyses)."""
+    rules = list(rules)
+    if len(blocks) < MIN_BLOCKS or any(reads_whole_module(rule) for rule in rules):
+        return None
+    seeds = set()
+    for position, block in enumerate(blocks):
+        code = code_of(block.text)
+        if _ACTS_ON_EVERY_NAME.search(block.text) or \
+                any(may_fire(rule, block.text, code, ()) for rule in rules):
+            seeds.add(position)
+    if len(seeds) == len(blocks):
+        return None
+    module = _parse(text)
+    if module is None:
+        return None  # libcst decides (and places the syntax error)
+    statements = _statements_by_block(module, blocks)
+    if statements is None:
+        return None
+    binders: dict[str, set[int]] = {}
+    touchers: dict[str, set[int]] = {}
+    words: list[set[str] | None] = [None] * len(blocks)
+    for position, block_statements in enumerate(statements):
+        for name in _bound_names(block_statements, blocks[position].text):
+            binders.setdefault(name, set()).add(position)
+    for position, block_statements in enumerate(statements):
+        if any(not isinstance(s, _DEFINITIONS) for s in block_statements):
+            for name in _words(words, blocks, position) & binders.keys():
+                touchers.setdefault(name, set()).add(position)
+    needed = set(seeds)
+    frontier = list(seeds)
+    while frontier:
+        position = frontier.pop()
+        for name in _words(words, blocks, position):
+            for other in binders.get(name, ()), touchers.get(name, ()):
+                for found in other:
+                    if found not in needed:
+                        needed.add(found)
+                        frontier.append(found)
+    return needed if len(needed) < len(blocks) else None
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _words(cache: list[set[str] | None], blocks: Sequence[Block], position: int) -> set[str]:
+    found = cache[position]
+    if found is None:
+        found = cache[position] = set(WORD.findall(blocks[position].text))
+    return found
+
+
+def _parse(text: str) -> ast.Module | None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            return None
+
+
+def _statements_by_block(module: ast.Module, blocks: Sequence[Block]) -> list[list[ast.stmt]] | None:
+    """The top-level statements of each block (a block is one top-level statement with
+    the comments before it; None when the two readings disagree)."""
+    starts = [block.start_line for block in blocks]
+    found: list[list[ast.stmt]] = [[] for _ in blocks]
+    index = 0
+    for stmt in module.body:
+        line = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+        while index + 1 < len(starts) and starts[index + 1] <= line:
+            index += 1
+        if starts[index] > line:
+            return None
+        found[index].append(stmt)
+    return found
+
+
+def _bound_names(statements: list[ast.stmt], text: str) -> set[str]:
+    """Module-level names the statements bind (generously: also a comprehension's
+    variables), and every name a nested ``global`` declares."""
+    names: set[str] = set()
+    pending: list[ast.AST] = list(statements)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue  # names bound in its body are its own (its `global`s: below)
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                names.add((alias.asname or alias.name).partition(".")[0])
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        pending.extend(ast.iter_child_nodes(node))
+    if "global" in text:
+        for stmt in statements:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Global):
+                    names.update(node.names)
+    return names

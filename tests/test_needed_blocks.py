@@ -1,0 +1,119 @@
+"""Only the blocks a rule can fire in, and what they name, are parsed; the findings are
+those of a whole-file parse."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gradlint.analysis.source import scan
+from gradlint.engine.linter import LintCache, lint_source
+from gradlint.engine.needed_blocks import needed_blocks
+from gradlint.engine.prefilter import Code, may_fire
+from gradlint.rules import RULES_BY_CODE
+
+FILLER = "".join(f"\n\ndef unrelated_{i}(a):\n    return a + {i}\n" for i in range(10))
+
+FUNCTION_FILE = textwrap.dedent('''\
+    import torch
+    import math
+    from torch.nn.functional import sigmoid as squash
+
+    Base = torch.autograd.Function
+    SCALE = 2.0
+    SCALE = 3.0
+    NOT_NAMED = 1
+
+    def helper(t):
+        return t * inner(t)
+
+    def inner(t):
+        return t
+
+    class MyFn(Base):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x)
+            sig = squash(x)
+            ctx.sig = sig
+            return helper(x) * y * SCALE
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * SCALE * ctx.sig
+    ''') + FILLER + "\nSCALE.__class__\n"
+
+
+def _rules(text: str) -> list:
+    code = Code(text)
+    return [rule for c, rule in RULES_BY_CODE.items()
+            if c != "GL000" and not rule.engine_level and may_fire(rule, text, code)]
+
+
+def _chosen(text: str) -> list[str] | None:
+    blocks = scan(text).blocks
+    needed = needed_blocks(text, blocks, _rules(text))
+    if needed is None:
+        return None
+    return [blocks[i].text.strip().splitlines()[0] for i in sorted(needed)]
+
+
+def test_a_function_needs_its_names_and_nothing_else():
+    chosen = _chosen(FUNCTION_FILE)
+    assert chosen is not None
+    assert chosen == [
+        "import torch",
+        "from torch.nn.functional import sigmoid as squash",
+        "Base = torch.autograd.Function",  # its base, through an alias
+        "SCALE = 2.0", "SCALE = 3.0",  # every binding of a name it reads
+        "def helper(t):", "def inner(t):",  # what it calls, and what that calls
+        "class MyFn(Base):",
+        "SCALE.__class__",  # module-level code that mentions a name it reads
+    ]
+
+
+def test_the_findings_are_those_of_a_whole_file_parse():
+    cache = LintCache()
+    fast = lint_source(FUNCTION_FILE, "f.py", cache=cache).findings
+    assert sorted(f.code for f in fast) == ["GL004", "GL010"]
+    assert fast == lint_source(FUNCTION_FILE, "f.py", exhaustive=True).findings
+    assert len(cache.blocks) < len(scan(FUNCTION_FILE).blocks)
+
+
+def test_the_blocks_a_rule_reads_through_names_matter(monkeypatch):
+    """GL010 knows `squash(x)` is a tensor only through the import in another block: with
+    the Function's block alone, the finding is lost (what the closure over names prevents)."""
+    from gradlint.engine import linter
+
+    monkeypatch.setattr(linter, "needed_blocks", lambda text, blocks, rules, code_of: {
+        i for i, block in enumerate(blocks) if "class MyFn" in block.text})
+    codes = [f.code for f in lint_source(FUNCTION_FILE, "f.py", cache=LintCache()).findings]
+    assert codes == ["GL004"]
+
+
+def test_star_imports_and_default_dtype_are_always_parsed():
+    text = FUNCTION_FILE.replace("import math", "from math import *\ntorch.set_default_dtype(torch.float64)")
+    chosen = _chosen(text)
+    assert chosen is not None
+    assert "from math import *" in chosen and "torch.set_default_dtype(torch.float64)" in chosen
+
+
+def test_global_declarations_bind_module_names():
+    text = FUNCTION_FILE + "\ndef setter():\n    global SCALE\n    SCALE = 4.0\n"
+    assert "def setter():" in (_chosen(text) or [])
+
+
+def test_whole_module_rules_parse_the_whole_file():
+    with_gradcheck = FUNCTION_FILE + "\ntorch.autograd.gradcheck(MyFn.apply, (torch.randn(2),))\n"
+    assert _chosen(with_gradcheck) is None
+    with_op = FUNCTION_FILE + '\n@torch.library.custom_op("ns::op", mutates_args=())\ndef op(x: torch.Tensor) -> torch.Tensor:\n    return x\n'
+    assert _chosen(with_op) is None
+
+
+def test_few_blocks_or_unreadable_code_parse_the_whole_file():
+    short = "import torch\nimport math\n\n" + FUNCTION_FILE[FUNCTION_FILE.index("class MyFn"):].split("\n\n\ndef unrelated_0")[0]
+    assert 2 < len(scan(short).blocks) < 8
+    assert _chosen(short) is None
+    broken = FUNCTION_FILE + "\ndef broken(:\n    pass\n"
+    assert _chosen(broken) is None
+    assert "GL000" in {f.code for f in lint_source(broken, "f.py").findings}
