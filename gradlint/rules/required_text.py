@@ -59,8 +59,10 @@ def _sequence(items: list) -> frozenset[str] | None:
             continue
         if op is sre.AT:  # zero-width (\b, ^): the literals around it stay contiguous
             continue
-        if op is sre.IN and len(argument) == 1 and argument[0][0] is sre.LITERAL:
-            run = frozenset(text + chr(argument[0][1]) for text in run)
+        chars = _literal_chars(op, argument)
+        if chars is not None and len(run) * len(chars) <= _MAX_RUNS:
+            # `[aA]ll`: a match holds `all` or `All`
+            run = frozenset(text + char for text in run for char in chars)
             continue
         if op is sre.BRANCH:
             words = _literal_words(argument[1])
@@ -95,6 +97,15 @@ def _flush(best: frozenset[str] | None, run: frozenset[str]) -> frozenset[str] |
     return _better(best, run)
 
 
+def _literal_chars(op, argument) -> list[str] | None:
+    """The characters of a small set of plain characters (``[aA]``), else None."""
+    if op is not sre.IN or not 1 <= len(argument) <= 4:
+        return None
+    if any(item_op is not sre.LITERAL for item_op, _ in argument):
+        return None
+    return [chr(code) for _, code in argument]
+
+
 def _literal_words(branches: list) -> list[str] | None:
     """The texts of a branch whose every alternative is plain literal text, else None."""
     words = []
@@ -117,7 +128,9 @@ def may_match(pattern: re.Pattern, text: str, lowered: str | None = None) -> boo
     A pattern made of alternatives (``A|B|C``) is searched only for the alternatives whose
     own literal text is in ``text``: Python's ``re`` tries every alternative at every
     position, and one slow alternative (``[\\w.]+\\.equal\\(``, which backtracks through
-    every word) made the whole pre-check cost a third of a parse."""
+    every word) made the whole pre-check cost a third of a parse. An alternative that is
+    plain text matches when its text is there; one that starts with plain text
+    (``(?:allclose|equal)\\s*\\(``) is tried only where that text occurs."""
     needles, folded = required_literals(pattern)
     haystack = None
     if needles is not None:
@@ -126,16 +139,153 @@ def may_match(pattern: re.Pattern, text: str, lowered: str | None = None) -> boo
             return False
     alternatives = _alternatives(pattern)
     if alternatives is None:
-        return pattern.search(text) is not None
+        return _search(pattern, text, None if folded else _starts(pattern, 0))
     if haystack is None:
         haystack = (lowered if lowered is not None else text.lower()) if folded else text
     kept = tuple(words is None or any(word in haystack for word in words)
                  for words in alternatives)
     if not any(kept):
         return False
-    if all(kept):
+    if not folded and any(keep and _plain_text(pattern, index) for index, keep in enumerate(kept)):
+        return True
+    # the alternatives that start with plain text are tried where it occurs; the others
+    # are searched for on their own (together, one slow alternative slows them all)
+    starts: set[str] = set()
+    anchored = []
+    for index, keep in enumerate(kept):
+        found = None if folded or not keep else _starts(pattern, index)
+        anchored.append(found is not None)
+        starts.update(found or ())
+    free = [keep and not fixed for keep, fixed in zip(kept, anchored)]
+    for index, keep in enumerate(free):
+        alone = _alone(pattern, index) if keep else None
+        if alone is not None:
+            if alone.search(text) is not None:
+                return True
+            free[index] = False
+    if any(free) and _search(pattern if all(free) else _without(pattern, tuple(free)), text, None):
+        return True
+    return any(anchored) and _search(_without(pattern, tuple(anchored)), text, starts)
+
+
+_BACK_REFERENCE = re.compile(r"\\[1-9]|\(\?P=")
+
+
+@lru_cache(maxsize=None)
+def _alone(pattern: re.Pattern, index: int) -> re.Pattern | None:
+    """Alternative ``index`` as a pattern of its own (its group numbers change, which
+    matters only to a back-reference: None then)."""
+    source = pattern.pattern
+    while _GLOBAL_FLAGS.match(source):
+        source = source[_GLOBAL_FLAGS.match(source).end():]  # type: ignore[union-attr]
+    pieces = _top_level_pieces(source)
+    if index >= len(pieces) or _BACK_REFERENCE.search(pieces[index]):
+        return None
+    try:
+        return re.compile(pieces[index], pattern.flags)
+    except re.error:
+        return None
+
+
+_MIN_START = 3  # shorter starting texts occur too often to be worth looking for one by one
+
+
+def _search(pattern: re.Pattern, text: str, starts: set[str] | frozenset[str] | None) -> bool:
+    """``pattern.search(text)``; when every match must start with one of ``starts``, tried
+    only where those occur (lookbehinds still see the text before)."""
+    if starts is None:
         return pattern.search(text) is not None
-    return _without(pattern, kept).search(text) is not None
+    positions: set[int] = set()
+    for start in starts:
+        at = text.find(start)
+        while at >= 0:
+            positions.add(at)
+            at = text.find(start, at + 1)
+    return any(pattern.match(text, at) is not None for at in sorted(positions))
+
+
+@lru_cache(maxsize=None)
+def _pieces_parsed(pattern: re.Pattern) -> tuple[list, ...] | None:
+    """The parsed items of each top-level alternative (one, for a pattern that is not an
+    alternation), with the groups of the earlier ones counted; None if unreadable."""
+    if pattern.flags & re.VERBOSE:
+        return None
+    source = pattern.pattern
+    while _GLOBAL_FLAGS.match(source):
+        source = source[_GLOBAL_FLAGS.match(source).end():]  # type: ignore[union-attr]
+    pieces = _top_level_pieces(source)
+    if "|".join(pieces) != source:
+        return None
+    parsed = []
+    try:
+        for index, piece in enumerate(pieces):
+            before = re.compile("|".join(pieces[:index]), pattern.flags).groups if index else 0
+            items = list(sre_parse.parse("()" * before + piece, pattern.flags))
+            parsed.append(items[before:])
+    except Exception:
+        return None
+    return tuple(parsed)
+
+
+@lru_cache(maxsize=None)
+def _starts(pattern: re.Pattern, index: int) -> frozenset[str] | None:
+    """The texts every match of alternative ``index`` starts with (after zero-width
+    assertions), when they are all at least ``_MIN_START`` long; else None."""
+    pieces = _pieces_parsed(pattern)
+    if pieces is None or index >= len(pieces):
+        return None
+    run: frozenset[str] = _EMPTY_RUN
+    for op, argument in pieces[index]:
+        if op in (sre.AT, sre.ASSERT_NOT, sre.ASSERT) and run == _EMPTY_RUN:
+            continue
+        if op is sre.LITERAL:
+            run = frozenset(text + chr(argument) for text in run)
+            continue
+        chars = _literal_chars(op, argument)
+        if chars is not None and len(run) * len(chars) <= _MAX_RUNS:
+            run = frozenset(text + char for text in run for char in chars)
+            continue
+        if op is sre.BRANCH:
+            words = _literal_words(argument[1])
+            if words is not None and len(run) * len(words) <= _MAX_RUNS:
+                run = frozenset(text + word for text in run for word in words)
+                continue
+            # `(?:allclose|assert_\w+)`: each branch's own leading text, and no further
+            prefixes = [_leading_text(branch) for branch in argument[1]]
+            if all(prefixes) and len(run) * len(prefixes) <= _MAX_RUNS:
+                run = frozenset(text + prefix for text in run for prefix in prefixes)
+        break
+    if min(map(len, run)) < _MIN_START:
+        return None
+    return run
+
+
+def _leading_text(items: list) -> str:
+    """The plain text a branch starts with (its first characters that are literal)."""
+    chars = []
+    for op, argument in items:
+        if op is sre.LITERAL:
+            chars.append(chr(argument))
+        elif op is sre.IN and len(argument) == 1 and argument[0][0] is sre.LITERAL:
+            chars.append(chr(argument[0][1]))
+        else:
+            break
+    return "".join(chars)
+
+
+@lru_cache(maxsize=None)
+def _plain_text(pattern: re.Pattern, index: int) -> bool:
+    """Is alternative ``index`` plain text (every match is one of its literal words)?"""
+    pieces = _pieces_parsed(pattern)
+    if pieces is None or index >= len(pieces):
+        return False
+    for op, argument in pieces[index]:
+        if op is sre.LITERAL or _literal_chars(op, argument) is not None:
+            continue
+        if op is sre.BRANCH and _literal_words(argument[1]) is not None:
+            continue
+        return False
+    return True
 
 
 _GLOBAL_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
@@ -203,14 +353,26 @@ def _alternatives(pattern: re.Pattern) -> tuple[frozenset[str] | None, ...] | No
 
 @lru_cache(maxsize=256)
 def _without(pattern: re.Pattern, kept: tuple[bool, ...]) -> re.Pattern:
-    """``pattern`` with the alternatives not ``kept`` made unable to match (``(?!)``:
-    they keep their groups, so back-references keep their numbers)."""
+    """``pattern`` with the alternatives not ``kept`` left out, or, when they hold groups,
+    made unable to match (``(?!)``: they keep their groups, so back-references keep their
+    numbers). Left out is better: a ``(?!)`` branch hides the characters every match starts
+    with, which ``re`` otherwise uses to skip ahead."""
     source = pattern.pattern
     prefix = ""
     while _GLOBAL_FLAGS.match(source):
         end = _GLOBAL_FLAGS.match(source).end()  # type: ignore[union-attr]
         prefix, source = prefix + source[:end], source[end:]
     pieces = _top_level_pieces(source)
-    return re.compile(prefix + "|".join(piece if keep else "(?!)" + piece
-                                        for piece, keep in zip(pieces, kept)),
-                      pattern.flags)
+    kept_pieces = []
+    for index, (piece, keep) in enumerate(zip(pieces, kept)):
+        if keep:
+            kept_pieces.append(piece)
+        elif _groups(pieces, index, pattern.flags):
+            kept_pieces.append("(?!)" + piece)
+    return re.compile(prefix + "|".join(kept_pieces), pattern.flags)
+
+
+def _groups(pieces: list[str], index: int, flags: int) -> int:
+    """How many groups alternative ``index`` holds."""
+    before = re.compile("|".join(pieces[:index]), flags).groups if index else 0
+    return re.compile("|".join(pieces[:index + 1]), flags).groups - before
