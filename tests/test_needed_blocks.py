@@ -103,11 +103,80 @@ def test_global_declarations_bind_module_names():
     assert "def setter():" in (_chosen(text) or [])
 
 
-def test_whole_module_rules_parse_the_whole_file():
-    with_gradcheck = FUNCTION_FILE + "\ntorch.autograd.gradcheck(MyFn.apply, (torch.randn(2),))\n"
-    assert _chosen(with_gradcheck) is None
-    with_op = FUNCTION_FILE + '\n@torch.library.custom_op("ns::op", mutates_args=())\ndef op(x: torch.Tensor) -> torch.Tensor:\n    return x\n'
-    assert _chosen(with_op) is None
+def _same_findings_with_fewer_blocks(text: str, expected: set[str]) -> list[str]:
+    cache = LintCache()
+    fast = lint_source(text, "t.py", cache=cache).findings
+    assert expected <= {f.code for f in fast}
+    assert fast == lint_source(text, "t.py", exhaustive=True).findings
+    chosen = _chosen(text)
+    assert chosen is not None and not any(line.startswith("def unrelated_") for line in chosen)
+    return chosen
+
+
+def test_a_gradcheck_alias_brings_its_callers():
+    text = textwrap.dedent('''\
+        import functools
+        import torch
+
+        check = functools.partial(torch.autograd.gradcheck, eps=1e-6)
+
+        class Square(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return 2 * x * grad
+        ''') + FILLER + textwrap.dedent('''
+
+        def test_square():
+            x = torch.randn(3, requires_grad=True)
+            assert check(Square.apply, (x,))
+        ''')
+    chosen = _same_findings_with_fewer_blocks(text, {"GL001"})  # float32 input, seen through `check`
+    assert "def test_square():" in chosen
+
+
+def test_a_custom_op_file_is_parsed_in_part():
+    text = textwrap.dedent('''\
+        import torch
+
+        @torch.library.custom_op("demo::scale", mutates_args=())
+        def scale(x: torch.Tensor, factor: float) -> torch.Tensor:
+            return x * factor
+        ''') + FILLER + textwrap.dedent('''
+
+        @scale.register_fake
+        def _(x, factor, extra):
+            return torch.empty_like(x)
+        ''')
+    chosen = _same_findings_with_fewer_blocks(text, {"GL037"})  # the fake's signature differs
+    assert "@scale.register_fake" in chosen
+
+
+def test_a_torch_func_alias_brings_its_uses():
+    text = textwrap.dedent('''\
+        import torch
+        from torch.func import vmap as batched
+
+        class Double(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+        ''') + FILLER + textwrap.dedent('''
+
+        def run(x):
+            return batched(Double.apply)(x)
+        ''')
+    chosen = _same_findings_with_fewer_blocks(text, {"GL039"})
+    assert "def run(x):" in chosen
 
 
 def test_few_blocks_or_unreadable_code_parse_the_whole_file():

@@ -51,7 +51,7 @@ def needed_blocks(text: str, blocks: Sequence[Block], rules: Iterable[type[Rule]
     passed); ``code_of``: a block text's ``Code`` (shared with the engine, which asks the
     same pre-checks again of the blocks it analyses)."""
     rules = list(rules)
-    if len(blocks) < MIN_BLOCKS or any(reads_whole_module(rule) for rule in rules):
+    if len(blocks) < MIN_BLOCKS:
         return None
     seeds = set()
     for position, block in enumerate(blocks):
@@ -67,37 +67,64 @@ def needed_blocks(text: str, blocks: Sequence[Block], rules: Iterable[type[Rule]
     statements = _statements_by_block(module, blocks)
     if statements is None:
         return None
-    binders: dict[str, set[int]] = {}
-    touchers: dict[str, set[int]] = {}
-    words: list[set[str] | None] = [None] * len(blocks)
-    for position, block_statements in enumerate(statements):
-        for name in _bound_names(block_statements, blocks[position].text):
-            binders.setdefault(name, set()).add(position)
-    for position, block_statements in enumerate(statements):
-        if any(not isinstance(s, _DEFINITIONS) for s in block_statements):
-            for name in _words(words, blocks, position) & binders.keys():
-                touchers.setdefault(name, set()).add(position)
-    needed = set(seeds)
-    frontier = list(seeds)
-    while frontier:
-        position = frontier.pop()
-        for name in _words(words, blocks, position):
-            for other in binders.get(name, ()), touchers.get(name, ()):
-                for found in other:
+    graph = _NameGraph(blocks, statements)
+    return graph.closure(seeds, users_too=any(reads_whole_module(rule) for rule in rules))
+
+
+class _NameGraph:
+    """Which blocks bind, mention at module level, or mention at all each name."""
+
+    def __init__(self, blocks: Sequence[Block], statements: list[list[ast.stmt]]):
+        self.words = [set(WORD.findall(block.text)) for block in blocks]
+        self.binders: dict[str, set[int]] = {}
+        self.bound: list[set[str]] = []  # by each block, other than `import package`
+        for position, block_statements in enumerate(statements):
+            names, plain_imports = _bound_names(block_statements, blocks[position].text)
+            for name in names:
+                self.binders.setdefault(name, set()).add(position)
+            self.bound.append(names - plain_imports)
+        self.touchers: dict[str, set[int]] = {}
+        for position, block_statements in enumerate(statements):
+            if any(not isinstance(s, _DEFINITIONS) for s in block_statements):
+                for name in self.words[position] & self.binders.keys():
+                    self.touchers.setdefault(name, set()).add(position)
+        self._users: dict[str, set[int]] | None = None
+
+    def users(self, name: str) -> set[int]:
+        if self._users is None:
+            self._users = {}
+            for position, words in enumerate(self.words):
+                for word in words & self.binders.keys():
+                    self._users.setdefault(word, set()).add(position)
+        return self._users.get(name, set())
+
+    def closure(self, seeds: set[int], users_too: bool) -> set[int] | None:
+        """The seeds, what they name (recursively) and, with ``users_too``, the blocks
+        that name what the seeds (and such users) bind: a gradcheck wrapper's callers, a
+        custom op's registrations, a torch.func alias's uses."""
+        needed = set(seeds)
+        frontier = list(seeds)
+        users_frontier = list(seeds) if users_too else []
+        while frontier or users_frontier:
+            if users_frontier:
+                position = users_frontier.pop()
+                for name in self.bound[position]:
+                    for user in self.users(name):
+                        if user not in needed:
+                            needed.add(user)
+                            frontier.append(user)
+                            users_frontier.append(user)
+                continue
+            position = frontier.pop()
+            for name in self.words[position]:
+                for found in (*self.binders.get(name, ()), *self.touchers.get(name, ())):
                     if found not in needed:
                         needed.add(found)
                         frontier.append(found)
-    return needed if len(needed) < len(blocks) else None
+        return needed if len(needed) < len(self.words) else None
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def _words(cache: list[set[str] | None], blocks: Sequence[Block], position: int) -> set[str]:
-    found = cache[position]
-    if found is None:
-        found = cache[position] = set(WORD.findall(blocks[position].text))
-    return found
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -125,10 +152,12 @@ def _statements_by_block(module: ast.Module, blocks: Sequence[Block]) -> list[li
     return found
 
 
-def _bound_names(statements: list[ast.stmt], text: str) -> set[str]:
+def _bound_names(statements: list[ast.stmt], text: str) -> tuple[set[str], set[str]]:
     """Module-level names the statements bind (generously: also a comprehension's
-    variables), and every name a nested ``global`` declares."""
+    variables), and every name a nested ``global`` declares; and which of them only
+    ``import package`` binds (a module object: what uses it is not about this code)."""
     names: set[str] = set()
+    plain_imports: set[str] = set()
     pending: list[ast.AST] = list(statements)
     while pending:
         node = pending.pop()
@@ -139,9 +168,13 @@ def _bound_names(statements: list[ast.stmt], text: str) -> set[str]:
             continue
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             names.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        elif isinstance(node, ast.Import):
             for alias in node.names:
-                names.add((alias.asname or alias.name).partition(".")[0])
+                names.add(alias.asname or alias.name.partition(".")[0])
+                if alias.asname is None:
+                    plain_imports.add(alias.name.partition(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            names.update(alias.asname or alias.name for alias in node.names)
         elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
             names.add(node.name)
         elif isinstance(node, ast.MatchMapping) and node.rest:
@@ -154,4 +187,4 @@ def _bound_names(statements: list[ast.stmt], text: str) -> set[str]:
             for node in ast.walk(stmt):
                 if isinstance(node, ast.Global):
                     names.update(node.names)
-    return names
+    return names, plain_imports

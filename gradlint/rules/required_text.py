@@ -151,11 +151,15 @@ def may_match(pattern: re.Pattern, text: str, lowered: str | None = None) -> boo
     # the alternatives that start with plain text are tried where it occurs; the others
     # are searched for on their own (together, one slow alternative slows them all)
     starts: set[str] = set()
+    inner: set[str] = set()  # texts that follow, on the same line, where a match starts
     anchored = []
     for index, keep in enumerate(kept):
         found = None if folded or not keep else _starts(pattern, index)
+        if found is not None:
+            starts.update(found)
+        elif keep and not folded and (found := _after_line_start(pattern, index)) is not None:
+            inner.update(found)
         anchored.append(found is not None)
-        starts.update(found or ())
     free = [keep and not fixed for keep, fixed in zip(kept, anchored)]
     for index, keep in enumerate(free):
         alone = _alone(pattern, index) if keep else None
@@ -165,7 +169,7 @@ def may_match(pattern: re.Pattern, text: str, lowered: str | None = None) -> boo
             free[index] = False
     if any(free) and _search(pattern if all(free) else _without(pattern, tuple(free)), text, None):
         return True
-    return any(anchored) and _search(_without(pattern, tuple(anchored)), text, starts)
+    return any(anchored) and _search(_without(pattern, tuple(anchored)), text, starts, inner)
 
 
 _BACK_REFERENCE = re.compile(r"\\[1-9]|\(\?P=")
@@ -190,9 +194,11 @@ def _alone(pattern: re.Pattern, index: int) -> re.Pattern | None:
 _MIN_START = 3  # shorter starting texts occur too often to be worth looking for one by one
 
 
-def _search(pattern: re.Pattern, text: str, starts: set[str] | frozenset[str] | None) -> bool:
-    """``pattern.search(text)``; when every match must start with one of ``starts``, tried
-    only where those occur (lookbehinds still see the text before)."""
+def _search(pattern: re.Pattern, text: str, starts: set[str] | frozenset[str] | None,
+            inner: set[str] | frozenset[str] = frozenset()) -> bool:
+    """``pattern.search(text)``; when every match must start with one of ``starts``, or
+    earlier on the line where one of ``inner`` occurs, tried only there (lookbehinds still
+    see the text before)."""
     if starts is None:
         return pattern.search(text) is not None
     positions: set[int] = set()
@@ -201,7 +207,76 @@ def _search(pattern: re.Pattern, text: str, starts: set[str] | frozenset[str] | 
         while at >= 0:
             positions.add(at)
             at = text.find(start, at + 1)
+    for word in inner:
+        at = text.find(word)
+        while at >= 0:
+            positions.update(range(text.rfind("\n", 0, at) + 1, at + 1))
+            at = text.find(word, at + 1)
     return any(pattern.match(text, at) is not None for at in sorted(positions))
+
+
+@lru_cache(maxsize=None)
+def _after_line_start(pattern: re.Pattern, index: int) -> frozenset[str] | None:
+    """For alternative ``index`` made of a head that cannot match a line break followed
+    by plain text (``([\\w.]+)\\.equal\\(``): that text (each at least ``_MIN_START``
+    long); a match then starts on the line where the text occurs, before it. Else None."""
+    pieces = _pieces_parsed(pattern)
+    if pieces is None or index >= len(pieces) or pattern.flags & re.DOTALL:
+        return None
+    items = pieces[index]
+    for split in range(len(items)):
+        if _literal_chars(*items[split]) is not None or items[split][0] is sre.LITERAL:
+            break
+        if not _single_line(items[split:split + 1]):
+            return None
+    else:
+        return None
+    run = _starts_of(items[split:])
+    if run is None or not _single_line(items[:split]):
+        return None
+    return run
+
+
+def _single_line(items: list) -> bool:
+    """Can no match of ``items`` hold a line break?"""
+    for op, argument in items:
+        if op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT):
+            continue  # zero-width
+        if op is sre.LITERAL:
+            if argument == 10:
+                return False
+        elif op is sre.ANY:
+            continue  # (no DOTALL: checked by the caller)
+        elif op is sre.IN:
+            if not _set_excludes_newline(argument):
+                return False
+        elif op in _REPEATS:
+            if not _single_line(list(argument[2])):
+                return False
+        elif op is sre.SUBPATTERN:
+            if not _single_line(list(argument[3])):
+                return False
+        elif op is sre.BRANCH:
+            if not all(_single_line(list(branch)) for branch in argument[1]):
+                return False
+        else:
+            return False
+    return True
+
+
+def _set_excludes_newline(items: list) -> bool:
+    if items and items[0][0] is sre.NEGATE:
+        return any(op is sre.LITERAL and value == 10 for op, value in items[1:])
+    for op, value in items:
+        if op is sre.LITERAL and value == 10:
+            return False
+        if op is sre.RANGE and value[0] <= 10 <= value[1]:
+            return False
+        if op is sre.CATEGORY and value not in (sre.CATEGORY_WORD, sre.CATEGORY_DIGIT):
+            return False
+        if op not in (sre.LITERAL, sre.RANGE, sre.CATEGORY):
+            return False
+    return True
 
 
 @lru_cache(maxsize=None)
@@ -234,8 +309,12 @@ def _starts(pattern: re.Pattern, index: int) -> frozenset[str] | None:
     pieces = _pieces_parsed(pattern)
     if pieces is None or index >= len(pieces):
         return None
+    return _starts_of(pieces[index])
+
+
+def _starts_of(items: list) -> frozenset[str] | None:
     run: frozenset[str] = _EMPTY_RUN
-    for op, argument in pieces[index]:
+    for op, argument in items:
         if op in (sre.AT, sre.ASSERT_NOT, sre.ASSERT) and run == _EMPTY_RUN:
             continue
         if op is sre.LITERAL:
