@@ -27,6 +27,7 @@ from ..analysis.source import NEWLINE, Block, ScannedSource, code_only, rescan, 
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
 from ..rules import RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from ..rules.base import Report, Rule
+from ..rules.required_text import may_match
 from .blocks import BlockCache, ParsedBlock
 from .options import AUTO, LintOptions, fingerprint
 from .needed_blocks import needed_blocks
@@ -105,7 +106,7 @@ class ModuleView:
         """Positions of the blocks holding a piece of a torch.library custom op."""
         if "custom_op_blocks" not in self._lazy:
             found: set[int] = set()
-            if MENTIONS_TORCH_LIBRARY.search(text):
+            if may_match(MENTIONS_TORCH_LIBRARY, text):
                 for op in custom_ops(self.context):
                     for site in op.sites():
                         position = self.top_to_block.get(id(site.top_statement))
@@ -387,15 +388,15 @@ def _library_statements(text: str, good: Sequence[tuple[Block, ParsedBlock]],
                         indexes: Sequence[range], context: ModuleContext) -> list[int]:
     """Positions of the top-level statements whose code mentions torch.library (or a
     module-level alias of its API)."""
-    if not MENTIONS_TORCH_LIBRARY.search(text):
+    if not may_match(MENTIONS_TORCH_LIBRARY, text):
         return []
     aliases = library_aliases(context)
     alias = re.compile(r"\b(?:" + "|".join(map(re.escape, aliases)) + r")\b") if aliases else None
     found = []
     for (block, _), block_indexes in zip(good, indexes):
-        if MENTIONS_TORCH_LIBRARY.search(block.text) or (alias and alias.search(block.text)):
+        if may_match(MENTIONS_TORCH_LIBRARY, block.text) or (alias and alias.search(block.text)):
             code = code_only(block.text)
-            if MENTIONS_TORCH_LIBRARY.search(code) or (alias and alias.search(code)):
+            if may_match(MENTIONS_TORCH_LIBRARY, code) or (alias and alias.search(code)):
                 found.extend(block_indexes)
     return found
 
