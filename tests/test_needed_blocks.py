@@ -186,3 +186,16 @@ def test_few_blocks_or_unreadable_code_parse_the_whole_file():
     broken = FUNCTION_FILE + "\ndef broken(:\n    pass\n"
     assert _chosen(broken) is None
     assert "GL000" in {f.code for f in lint_source(broken, "f.py").findings}
+
+
+def test_a_statement_cut_in_two_by_the_lexical_split_means_a_whole_parse():
+    import ast
+
+    from gradlint.analysis.source import Block
+    from gradlint.engine.needed_blocks import _statements_by_block
+
+    text = "x = call(\n    1,\n)\ny = 2\n"
+    right = [Block("x = call(\n    1,\n)\n", 1), Block("y = 2\n", 4)]
+    assert _statements_by_block(ast.parse(text), right) is not None
+    cut = [Block("x = call(\n", 1), Block("    1,\n)\n", 2), Block("y = 2\n", 4)]
+    assert _statements_by_block(ast.parse(text), cut) is None

@@ -149,7 +149,13 @@ def _statements_by_block(module: ast.Module, blocks: Sequence[Block]) -> list[li
         if starts[index] > line:
             return None
         found[index].append(stmt)
+    for block, block_statements in zip(blocks, found):
+        if not block_statements and _HAS_CODE.search(block.text):
+            return None  # the lexical split cut a statement (exotic strings): parse it all
     return found
+
+
+_HAS_CODE = re.compile(r"^[ \t]*[^\s#]", re.MULTILINE)
 
 
 def _bound_names(statements: list[ast.stmt], text: str) -> tuple[set[str], set[str]]:
