@@ -199,3 +199,23 @@ def test_a_statement_cut_in_two_by_the_lexical_split_means_a_whole_parse():
     assert _statements_by_block(ast.parse(text), right) is not None
     cut = [Block("x = call(\n", 1), Block("    1,\n)\n", 2), Block("y = 2\n", 4)]
     assert _statements_by_block(ast.parse(text), cut) is None
+
+
+def test_a_fixture_named_by_its_decorator_is_found_by_that_name():
+    text = textwrap.dedent('''\
+        import pytest
+        import torch
+
+        @pytest.fixture(name="inputs")
+        def make_inputs():
+            return (torch.randn(3, requires_grad=True),)
+        ''') + FILLER + textwrap.dedent('''
+
+        def test_sin(inputs):
+            assert torch.autograd.gradcheck(torch.sin, inputs)
+        ''')
+    chosen = _chosen(text)
+    assert chosen is not None and "@pytest.fixture(name=\"inputs\")" in chosen
+    fast = lint_source(text, "t.py").findings
+    assert fast == lint_source(text, "t.py", exhaustive=True).findings
+    assert "GL001" in {f.code for f in fast}  # float32 inputs, seen through the fixture

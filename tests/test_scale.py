@@ -56,8 +56,15 @@ def _corpus() -> list[tuple[str, str]]:
     texts.append(("alias.py", TRANSFORM_ALIAS))
     for rule in ALL_RULES:
         for index, example in enumerate([*rule.VALID, *rule.INVALID]):
-            texts.append((f"{rule.code}-{index}.py", textwrap.dedent(example.code).lstrip("\n")))
+            code = textwrap.dedent(example.code).lstrip("\n")
+            texts.append((f"{rule.code}-{index}.py", code))
+            # with unrelated code around it, only part of the file is parsed (needed_blocks)
+            texts.append((f"{rule.code}-{index}-padded.py", code + PADDING))
     return texts
+
+
+PADDING = "".join(f"\n\ndef unrelated_{i}(value, scale=2):\n    return value * scale + {i}\n"
+                  for i in range(10))
 
 
 TRANSFORM_ALIAS = """\
@@ -88,15 +95,19 @@ grad_of(loss)(torch.ones(3))
 
 
 def test_same_findings_with_every_speed_up_off():
-    checked = 0
+    checked = parsed_in_part = 0
     codes: set[str] = set()
     for name, text in _corpus():
-        fast = lint_source(text, name).findings
+        cache = LintCache()
+        fast = lint_source(text, name, cache=cache).findings
         reference = lint_source(text, name, exhaustive=True).findings
         assert fast == reference, name
         checked += bool(reference)
         codes.update(f.code for f in reference)
+        if name.endswith("-padded.py") and reference:
+            parsed_in_part += len(cache.blocks) < len(scan(text).blocks)
     assert checked > 40  # the corpus has findings to compare
+    assert parsed_in_part > 40  # ...also where only part of the file is parsed
     # every rule's findings are compared (each rule's INVALID examples are in the corpus)
     assert codes >= {rule.code for rule in ALL_RULES if rule.INVALID and not rule.engine_level}
 

@@ -11,7 +11,8 @@ that must be parsed are
   the name (all of them: "assigned once" is a fact the analysis uses), and every
   statement other than a ``def``/``class`` that mentions it at module level (a
   ``x.requires_grad_()`` between an assignment and its use);
-* star imports and module-level ``set_default_dtype`` calls, which act on every name.
+* star imports, ``__future__`` imports and module-level ``set_default_dtype`` calls, which
+  act on every name.
 
 Rules that search the whole module rather than follow names (custom-op pieces spread over
 registrations, gradcheck aliases and wrappers, torch.func transforms of a Function applied
@@ -33,7 +34,7 @@ from ..rules.base import Rule
 from .prefilter import Code, may_fire
 
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ACTS_ON_EVERY_NAME = re.compile(r"set_default_(?:dtype|tensor_type)|\bimport\s*\*")
+_ACTS_ON_EVERY_NAME = re.compile(r"set_default_(?:dtype|tensor_type)|\bimport\s*\*|\b__future__\b")
 MIN_BLOCKS = 8  # below this, sorting blocks out costs more than parsing them
 
 
@@ -169,6 +170,10 @@ def _bound_names(statements: list[ast.stmt], text: str) -> tuple[set[str], set[s
         node = pending.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
+            for decorator in node.decorator_list:  # `@pytest.fixture(name="x")` provides `x`
+                names.update(value.value for value in ast.walk(decorator)
+                             if isinstance(value, ast.Constant) and isinstance(value.value, str)
+                             and value.value.isidentifier())
             continue  # names bound in its body are its own (its `global`s: below)
         if isinstance(node, ast.Lambda):
             continue
