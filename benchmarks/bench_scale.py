@@ -11,6 +11,8 @@ ratio shows what parallel workers gain. Rows (issue 15's table):
   torch/nn cold            `gradlint check --cache-dir EMPTY` on torch 2.13's torch/nn
   torch/nn re-run          the same command again (answered from the cache)
   torch cold               the whole torch package, with the peak RSS of the process tree
+                           (the sum over its processes; and their proportional set size
+                           then, which counts the pages they share after fork() once)
   autograd tree cold       a generated tree where every file holds Functions and gradcheck
                            calls (>= 200 k lines): the speed without the text pre-check
   50k-line file cold       one generated 50,000-line file of autograd code
@@ -93,6 +95,7 @@ class TreeMemory:
     def __init__(self, pid: int):
         self.pid = pid
         self.peak_total = 0
+        self.peak_pss = 0  # the same, proportional: pages shared after fork() counted once
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -120,14 +123,28 @@ class TreeMemory:
                             total += int(line.split()[1]) * 1024
                 except OSError:
                     pass
-            self.peak_total = max(self.peak_total, total)
+            if total > self.peak_total:
+                self.peak_total = total
+                self.peak_pss = max(self.peak_pss, self._pss())
             self._stop.wait(0.02)
+
+    def _pss(self) -> int:
+        total = 0
+        for pid in self._tree():
+            try:
+                for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) * 1024
+            except OSError:
+                pass
+        return total
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
 
 
+PSS: dict[str, int] = {}  # the proportional set size of the process tree at its RSS peak
 CPU: dict[str, float] = {}  # CPU seconds of the last command timed (its whole process tree)
 
 
@@ -151,6 +168,7 @@ def timed(command: list[str], cwd: Path | None = None, memory: bool = False) -> 
         sampler.stop()
     if process.returncode not in (0, 1):
         raise SystemExit(f"{command[:3]} failed ({process.returncode}): {err.decode()[-2000:]}")
+    PSS["last"] = sampler.peak_pss if sampler else 0
     return elapsed, out.decode(), sampler.peak_total if sampler else 0
 
 
@@ -170,7 +188,7 @@ def measure(name: str, target: Path, rounds: int, workdir: Path, rows: list, mem
     listing = workdir / f"{name.replace('/', '_')}.files"
     listing.write_text("\n".join(files))
     lines = sum(Path(f).read_bytes().count(b"\n") for f in files)
-    parse, cold, warm, peak = [], [], [], 0
+    parse, cold, warm, peak, peak_pss = [], [], [], 0, 0
     parse_cpu, cold_cpu, warm_cpu = [], [], []
     reference = None
     for round_ in range(rounds):
@@ -183,7 +201,8 @@ def measure(name: str, target: Path, rounds: int, workdir: Path, rows: list, mem
         elapsed, out, tree_peak = timed(command, memory=memory)
         cold.append(elapsed)
         cold_cpu.append(CPU["last"])
-        peak = max(peak, tree_peak)
+        if tree_peak > peak:
+            peak, peak_pss = tree_peak, PSS["last"]
         if reference is None:
             sequential = [GRADLINT, "check", "--format", "json", "--exit-zero", "-j", "1", str(target)]
             if HAS_CACHE:
@@ -204,7 +223,8 @@ def measure(name: str, target: Path, rounds: int, workdir: Path, rows: list, mem
     label = f"{name} ({len(files)} files, {lines / 1000:.0f} k lines, {len(reference)} findings)"
     rows.append((f"{label}, cold", statistics.median(cold), base,
                  f"cpu {statistics.median(cold_cpu) / base_cpu:.3f}x; ast.parse: {ast_s / base:.2f}x"
-                 + (f"; peak RSS {peak / 2 ** 20:.0f} MB" if memory else "")))
+                 + (f"; peak RSS {peak / 2 ** 20:.0f} MB (PSS {peak_pss / 2 ** 20:.0f} MB)"
+                    if memory else "")))
     if rerun:
         rows.append((f"{name}, re-run with nothing changed", statistics.median(warm), base,
                      f"cpu {statistics.median(warm_cpu) / base_cpu:.3f}x"))

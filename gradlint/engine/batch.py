@@ -127,6 +127,8 @@ def _check_one(task: tuple) -> tuple[FileReport, str | None]:
     del cache
     if parsed_chars >= RELEASE_AFTER_BYTES:
         release_memory()
+    elif len(data) >= RELEASE_AFTER_BYTES:
+        release_memory(collect=False)  # its text and pre-check copies: no cycles to collect
     if not fixing:
         report.original = None  # the parent needs only the findings (less to send back)
     return report, (entry_key(data, job.options.key()) if want_key else None)
@@ -143,8 +145,9 @@ def _check_one(task: tuple) -> tuple[FileReport, str | None]:
 RELEASE_AFTER_BYTES = 64 * 1024
 
 
-def release_memory() -> None:
-    gc.collect()
+def release_memory(collect: bool = True) -> None:
+    if collect:
+        gc.collect()
     if _TRIM is not None:
         _TRIM(0)
 
