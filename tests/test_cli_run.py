@@ -209,3 +209,16 @@ def test_a_tests_gradcheck_call_that_a_function_used_runs_once(cli, project):
     assert square["inputs_source"] == "from the gradcheck call at tests/test_ops.py:8"
     assert call["result"]["status"] == square["result"]["status"] == "pass"
     assert call["result"]["id"] == square["result"]["id"]  # the same worker run
+
+
+def test_the_worker_starts_before_the_planning_imports():
+    """`gradlint run` spawns the worker (seconds of torch import) first: loading the CLI does
+    not import libcst or the planning modules, which load while the worker starts."""
+    import subprocess
+    import sys
+
+    code = ("import sys, gradlint.cli.main, gradlint.cli.run; "
+            "print(sorted(m for m in ('libcst', 'gradlint.engine.linter', 'gradlint.engine.runs') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -9,15 +9,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from ..analysis.source import SourceDecodeError
 from ..engine.batch import default_workers, in_shard, parse_shard
 from ..engine.config import ConfigResolver
 from ..engine.files import UsageError, discover, read_text, resolves_inside
 from ..engine.reading import is_notebook
-from ..engine.linter import LintCache
-from ..engine.runs import ResultCache, RunPlan, execute, not_runnable, plan, runnable
-from ..engine.targets import Target, find_targets, symbol_target
 from ..runner import DEFAULT_LIMITS, WorkerClient, WorkerStartError, adopt_orphans, kill_orphans
+
+if TYPE_CHECKING:  # imported where used: libcst's import would delay the worker's start
+    from ..engine.linter import LintCache
+    from ..engine.runs import RunPlan
+    from ..engine.targets import Target
 from ..runner.report import headline, mark, render_text, worker_advice
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -95,6 +99,10 @@ async def _plan_and_run(args, python: str, cwd: Path):
 
 def _plan_all(args, cwd: Path) -> tuple[list[RunPlan], set[str], list[tuple[str, str, str]]]:
     """(plans, targets named on the command line, (display, reason, kind) of those left out)."""
+    from ..engine.linter import LintCache
+    from ..engine.runs import not_runnable, plan, runnable
+    from ..engine.targets import find_targets
+
     resolver = ConfigResolver(cwd)
     cache = LintCache()
     plans: list[RunPlan] = []
@@ -178,6 +186,8 @@ def _read(path: Path) -> str:
 
 
 def _named_target(path: Path, symbol: str, cache: LintCache) -> Target:
+    from ..engine.targets import find_targets, symbol_target
+
     if not path.is_file():
         raise UsageError(f"`{path}::{symbol}` needs a file, not a directory")
     text = _read(path)
@@ -254,6 +264,8 @@ class _Progress:
 
 async def _run_all(plans: list[RunPlan], client: WorkerClient, starting, args,
                    cwd: Path) -> list[tuple[dict, str]] | None:
+    from ..engine.runs import ResultCache, execute
+
     progress = _Progress(len(plans), sys.stderr.isatty() and args.format == "text")
     try:
         progress.update("starting the worker (importing torch)…")

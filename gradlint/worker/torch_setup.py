@@ -32,7 +32,8 @@ def remember_real_gradcheck():
 
 
 def warm_up():
-    """Import and initialise what gradcheck uses lazily, on one thread only."""
+    """Import and initialise what gradcheck uses lazily, on one thread only. Returns what
+    to warm up later, while idle (what only some runs use)."""
     import warnings
 
     import torch
@@ -86,14 +87,29 @@ def warm_up():
         lambda: gc(_Square.apply, (x,), fast_mode=True),
         lambda: ggc(_Square.apply, (x,)),
         lambda: ggc(_Square.apply, (x,), fast_mode=True),
-        lambda: gc(lambda t: (t * t).sum(), (x,), check_forward_ad=True, check_backward_ad=False),
         lambda: gc(lambda t: t * t, (z,)),
         lambda: gc(lambda t: t * t, (z,), fast_mode=True),
         grad,
-        dual,
         lambda: torch.view_as_real(z.detach()).reshape(-1),
         lambda: torch.nn.functional.dropout(x, 0.5, training=True),
     ]
+    _run_steps(steps)
+    torch.manual_seed(0)
+
+    # Forward mode (jvp) is needed only by Functions that define jvp, and its first use
+    # imports torch's jvp decompositions (0.17 s): done while the zygote waits for its
+    # first request, not before it says it is ready.
+    def later():
+        _run_steps([lambda: gc(lambda t: (t * t).sum(), (x,), check_forward_ad=True,
+                               check_backward_ad=False), dual])
+        torch.manual_seed(0)
+
+    return later
+
+
+def _run_steps(steps):
+    import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for step in steps:
@@ -101,7 +117,6 @@ def warm_up():
                 step()
             except Exception as e:  # an optimisation only: never fatal
                 sys.stderr.write("gradlint worker: a warm-up step failed: %s: %s\n" % (type(e).__name__, e))
-    torch.manual_seed(0)
 
 
 def gradcheck_refs():

@@ -63,8 +63,12 @@ class _Run(object):
 
 
 class Zygote(object):
-    def __init__(self, proto_in, proto_out, threads, child_main):
+    def __init__(self, proto_in, proto_out, threads, child_main, warm_later=None):
         self.child_main = child_main  # runs one request in a forked child; never returns
+        # warm-up left for idle time: done only if no request has come yet (once runs
+        # start, the zygote's time is theirs: a request would wait for it)
+        self.warm_later = warm_later
+        self.requested = False
         self.proto_in = proto_in
         self.proto_out = proto_out
         self.threads = threads
@@ -97,6 +101,12 @@ class Zygote(object):
                 self.kill_all()
                 return
             timeout = self._timeout()
+            if self.warm_later is not None:
+                if self.requested:
+                    self.warm_later = None
+                elif not self.sel.select(0):
+                    self._warm_later()
+                    continue
             try:
                 events = self.sel.select(timeout)
             except InterruptedError:
@@ -118,6 +128,18 @@ class Zygote(object):
             self._reap()
             self._deadlines()
             self._finalize_done()
+
+    def _warm_later(self):
+        warm, self.warm_later = self.warm_later, None
+        try:
+            warm()
+        except Exception as e:  # an optimisation only
+            sys.stderr.write("gradlint worker: warm-up failed: %s: %s\n" % (type(e).__name__, e))
+        import gc
+
+        gc.collect()  # what the warm-up made stays shared with the children, untouched
+        if hasattr(gc, "freeze"):
+            gc.freeze()
 
     def _timeout(self):
         if not self.runs:
@@ -172,6 +194,7 @@ class Zygote(object):
     # -- runs -------------------------------------------------------------------
 
     def _start(self, req):
+        self.requested = True
         rid = req.get("id")
         if rid is None or rid in self.runs:
             self.send({"event": "protocol_error", "message": "run needs a new, unique id", "id": rid})
@@ -490,8 +513,9 @@ def main():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # no OpenMP pool in the zygote: forked children would hang on it
     t1 = time.perf_counter()
+    later = None
     try:
-        warm_up()
+        later = warm_up()
     except Exception as e:  # an optimisation only
         sys.stderr.write("gradlint worker: warm-up failed: %s: %s\n" % (type(e).__name__, e))
     gradcheck_refs()
@@ -502,7 +526,7 @@ def main():
     if hasattr(gc, "freeze"):
         gc.freeze()
     t_warm = time.perf_counter() - t1
-    zyg = Zygote(proto_in, proto_out, threads, child_main)
+    zyg = Zygote(proto_in, proto_out, threads, child_main, later)
     announce({
         "event": "ready",
         "protocol": PROTOCOL_VERSION,
