@@ -85,7 +85,7 @@ def test_the_blocks_a_rule_reads_through_names_matter(monkeypatch):
     the Function's block alone, the finding is lost (what the closure over names prevents)."""
     from gradlint.engine import linter
 
-    monkeypatch.setattr(linter, "needed_blocks", lambda text, blocks, rules, code_of: {
+    monkeypatch.setattr(linter, "needed_blocks", lambda text, blocks, rules, code_of, names_of: {
         i for i, block in enumerate(blocks) if "class MyFn" in block.text})
     codes = [f.code for f in lint_source(FUNCTION_FILE, "f.py", cache=LintCache()).findings]
     assert codes == ["GL004"]
@@ -189,16 +189,14 @@ def test_few_blocks_or_unreadable_code_parse_the_whole_file():
 
 
 def test_a_statement_cut_in_two_by_the_lexical_split_means_a_whole_parse():
-    import ast
+    from gradlint.engine.needed_blocks import block_names
 
-    from gradlint.analysis.source import Block
-    from gradlint.engine.needed_blocks import _statements_by_block
-
-    text = "x = call(\n    1,\n)\ny = 2\n"
-    right = [Block("x = call(\n    1,\n)\n", 1), Block("y = 2\n", 4)]
-    assert _statements_by_block(ast.parse(text), right) is not None
-    cut = [Block("x = call(\n", 1), Block("    1,\n)\n", 2), Block("y = 2\n", 4)]
-    assert _statements_by_block(ast.parse(text), cut) is None
+    assert block_names("x = call(\n    1,\n)\n") is not None
+    assert block_names("x = call(\n") is None  # a piece of a statement
+    assert block_names("    1,\n)\n") is None
+    assert block_names("# only a comment\n") is not None
+    text = FUNCTION_FILE + "\ndef broken(:\n    pass\n"
+    assert needed_blocks(text, scan(text).blocks, _rules(text)) is None
 
 
 def test_a_fixture_named_by_its_decorator_is_found_by_that_name():

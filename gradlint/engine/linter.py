@@ -30,7 +30,7 @@ from ..rules.base import Report, Rule
 from ..rules.required_text import may_match
 from .blocks import BlockCache, ParsedBlock
 from .options import AUTO, LintOptions, fingerprint
-from .needed_blocks import needed_blocks
+from .needed_blocks import BlockNames, block_names, needed_blocks
 from .prefilter import Code, may_fire, nothing_to_find
 from .suppressions import is_suppressed, parse_suppressions, unused_codes, without_codes
 
@@ -59,6 +59,11 @@ class LintCache:
         self.findings_bytes = 0
         self.max_findings_bytes = max_bytes // 6
         self.analysed_blocks = 0  # blocks whose rules actually ran (for tests/benchmarks)
+        # by block text, bounded by the texts' size (a block's words take about 3 bytes a
+        # character: 4 MiB of blocks, a 100,000-line file, hold about 12 MB)
+        self.names: OrderedDict[str, BlockNames | None] = OrderedDict()
+        self.names_chars = 0
+        self.max_names_chars = 4 * 2 ** 20
         self.scans: OrderedDict[str, tuple[str, ScannedSource]] = OrderedDict()  # by path
         self.scan_capacity = 16
         self.capacity = 4000  # entries, for callers that keep their own per-block stores here
@@ -74,6 +79,18 @@ class LintCache:
             while len(self.scans) > self.scan_capacity:
                 self.scans.popitem(last=False)
         return scanned
+
+    def block_names(self, text: str) -> BlockNames | None:
+        """What a block binds and names (see needed_blocks), kept for the next lint."""
+        if text in self.names:
+            self.names.move_to_end(text)
+            return self.names[text]
+        found = self.names[text] = block_names(text)
+        self.names_chars += len(text)
+        while self.names_chars > self.max_names_chars and len(self.names) > 1:
+            old, _ = self.names.popitem(last=False)
+            self.names_chars -= len(old)
+        return found
 
     def remember(self, key: tuple, findings: list[Finding]) -> None:
         size = 200 + len(key[0]) + sum(400 + len(f.message) for f in findings)
@@ -253,7 +270,8 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         rules = [rule for rule in rules if rule.requires_in_file is None
                  or file_code.matches(rule.requires_in_file, True)]
         possible = [rule for rule in rules if may_fire(type(rule), text, file_code)]
-        only = partial(needed_blocks, text, rules=possible, code_of=block_code)
+        only = partial(needed_blocks, text, rules=possible, code_of=block_code,
+                       names_of=cache.block_names)
     cache.blocks.mark()
     view = view_module(text, cache, options.default_dtype, options.conftests, path, cancelled, only)
     cache.blocks.trim()

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 from ..analysis.source import Block
@@ -45,12 +46,14 @@ def reads_whole_module(rule: type[Rule]) -> bool:
 
 
 def needed_blocks(text: str, blocks: Sequence[Block], rules: Iterable[type[Rule]],
-                  code_of: Callable[[str], Code] = Code) -> set[int] | None:
+                  code_of: Callable[[str], Code] = Code,
+                  names_of: Callable[[str], BlockNames | None] | None = None) -> set[int] | None:
     """Positions (in ``blocks``) of the blocks to parse, or None: parse them all.
 
     ``rules``: the enabled rules that can fire in this file (their file-level pre-checks
     passed); ``code_of``: a block text's ``Code`` (shared with the engine, which asks the
-    same pre-checks again of the blocks it analyses)."""
+    same pre-checks again of the blocks it analyses); ``names_of``: a block text's
+    ``BlockNames`` (an editor caches them: an edit then reads only the blocks it changed)."""
     rules = list(rules)
     if len(blocks) < MIN_BLOCKS:
         return None
@@ -62,32 +65,55 @@ def needed_blocks(text: str, blocks: Sequence[Block], rules: Iterable[type[Rule]
             seeds.add(position)
     if len(seeds) == len(blocks):
         return None
-    module = _parse(text)
-    if module is None:
-        return None  # libcst decides (and places the syntax error)
-    statements = _statements_by_block(module, blocks)
-    if statements is None:
+    names = []
+    for block in blocks:
+        found = (names_of or block_names)(block.text)
+        if found is None:
+            return None  # libcst decides (and places the syntax error)
+        names.append(found)
+    return _NameGraph(names).closure(seeds, users_too=any(reads_whole_module(rule) for rule in rules))
+
+
+@dataclass(frozen=True)
+class BlockNames:
+    """What one block (one top-level statement) binds and names."""
+
+    bound: frozenset[str]  # module-level names it binds
+    plain_imports: frozenset[str]  # ...of which `import package` binds these
+    words: frozenset[str]  # every identifier-like word in it
+    runs_code: bool  # it is not a def or class statement: it runs at import
+
+
+def block_names(text: str) -> BlockNames | None:
+    """None when ``ast`` cannot read the block on its own (a syntax error, or a split of
+    the file inside a statement)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            module = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            return None
+    if not module.body and _HAS_CODE.search(text):
         return None
-    graph = _NameGraph(blocks, statements)
-    return graph.closure(seeds, users_too=any(reads_whole_module(rule) for rule in rules))
+    bound, plain_imports = _bound_names(module.body, text)
+    return BlockNames(frozenset(bound), frozenset(plain_imports), frozenset(WORD.findall(text)),
+                      any(not isinstance(stmt, _DEFINITIONS) for stmt in module.body))
 
 
 class _NameGraph:
     """Which blocks bind, mention at module level, or mention at all each name."""
 
-    def __init__(self, blocks: Sequence[Block], statements: list[list[ast.stmt]]):
-        self.words = [set(WORD.findall(block.text)) for block in blocks]
+    def __init__(self, names: Sequence[BlockNames]):
+        self.words = [found.words for found in names]
         self.binders: dict[str, set[int]] = {}
-        self.bound: list[set[str]] = []  # by each block, other than `import package`
-        for position, block_statements in enumerate(statements):
-            names, plain_imports = _bound_names(block_statements, blocks[position].text)
-            for name in names:
+        for position, found in enumerate(names):
+            for name in found.bound:
                 self.binders.setdefault(name, set()).add(position)
-            self.bound.append(names - plain_imports)
+        self.bound = [found.bound - found.plain_imports for found in names]
         self.touchers: dict[str, set[int]] = {}
-        for position, block_statements in enumerate(statements):
-            if any(not isinstance(s, _DEFINITIONS) for s in block_statements):
-                for name in self.words[position] & self.binders.keys():
+        for position, found in enumerate(names):
+            if found.runs_code:
+                for name in found.words & self.binders.keys():
                     self.touchers.setdefault(name, set()).add(position)
         self._users: dict[str, set[int]] | None = None
 
@@ -126,36 +152,6 @@ class _NameGraph:
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def _parse(text: str) -> ast.Module | None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-            return None
-
-
-def _statements_by_block(module: ast.Module, blocks: Sequence[Block]) -> list[list[ast.stmt]] | None:
-    """The top-level statements of each block (a block is one top-level statement with
-    the comments before it; None when the two readings disagree)."""
-    starts = [block.start_line for block in blocks]
-    found: list[list[ast.stmt]] = [[] for _ in blocks]
-    index = 0
-    for stmt in module.body:
-        line = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
-        while index + 1 < len(starts) and starts[index + 1] <= line:
-            index += 1
-        if starts[index] > line:
-            return None
-        found[index].append(stmt)
-    for block, block_statements in zip(blocks, found):
-        if not block_statements and _HAS_CODE.search(block.text):
-            return None  # the lexical split cut a statement (exotic strings): parse it all
-    return found
-
-
 _HAS_CODE = re.compile(r"^[ \t]*[^\s#]", re.MULTILINE)
 
 
