@@ -85,7 +85,7 @@ def test_the_blocks_a_rule_reads_through_names_matter(monkeypatch):
     the Function's block alone, the finding is lost (what the closure over names prevents)."""
     from gradlint.engine import linter
 
-    monkeypatch.setattr(linter, "needed_blocks", lambda text, blocks, rules, code_of, names_of: {
+    monkeypatch.setattr(linter, "needed_blocks", lambda text, blocks, rules, code_of, names_of, seeds_memo, parsed: {
         i for i, block in enumerate(blocks) if "class MyFn" in block.text})
     codes = [f.code for f in lint_source(FUNCTION_FILE, "f.py", cache=LintCache()).findings]
     assert codes == ["GL004"]

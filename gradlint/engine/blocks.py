@@ -194,6 +194,10 @@ class BlockCache:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def holds(self, text: str) -> bool:
+        """Is the block with this text parsed already?"""
+        return text in self._entries
+
     def texts(self):
         """The texts of the blocks held."""
         return self._entries.keys()

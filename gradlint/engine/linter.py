@@ -39,6 +39,7 @@ MAX_SOURCE_CHARS = 8 * 2 ** 20  # larger files are generated code; parsing them 
 # up to this size, a whole-file compile decides. Beyond it, that O(file) check on every
 # keystroke of half-typed code costs more than the rare mis-split it recovers from.
 WHOLE_FILE_RETRY_CHARS = 512 * 1024
+MAX_SEEDS_MEMO = 50_000  # entries (the block texts are those the caches hold anyway)
 
 
 @dataclass
@@ -63,6 +64,7 @@ class LintCache:
         # character: 4 MiB of blocks, a 100,000-line file, hold about 12 MB)
         self.names: OrderedDict[str, BlockNames | None] = OrderedDict()
         self.names_chars = 0
+        self.seeds: dict[tuple, bool] = {}  # (rules, block text) -> can a rule fire in it
         self.max_names_chars = 4 * 2 ** 20
         self.scans: OrderedDict[str, tuple[str, ScannedSource]] = OrderedDict()  # by path
         self.scan_capacity = 16
@@ -270,8 +272,11 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         rules = [rule for rule in rules if rule.requires_in_file is None
                  or file_code.matches(rule.requires_in_file, True)]
         possible = [rule for rule in rules if may_fire(type(rule), text, file_code)]
+        if len(cache.seeds) > MAX_SEEDS_MEMO:
+            cache.seeds.clear()
         only = partial(needed_blocks, text, rules=possible, code_of=block_code,
-                       names_of=cache.block_names)
+                       names_of=cache.block_names, seeds_memo=cache.seeds,
+                       parsed=cache.blocks.holds)
     cache.blocks.mark()
     view = view_module(text, cache, options.default_dtype, options.conftests, path, cancelled, only)
     cache.blocks.trim()

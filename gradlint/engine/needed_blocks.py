@@ -37,6 +37,7 @@ from .prefilter import Code, may_fire
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ACTS_ON_EVERY_NAME = re.compile(r"set_default_(?:dtype|tensor_type)|\bimport\s*\*|\b__future__\b")
 MIN_BLOCKS = 8  # below this, sorting blocks out costs more than parsing them
+MOST = 0.9  # when this share of the blocks is needed (or parsed already), parse them all
 
 
 def reads_whole_module(rule: type[Rule]) -> bool:
@@ -47,21 +48,34 @@ def reads_whole_module(rule: type[Rule]) -> bool:
 
 def needed_blocks(text: str, blocks: Sequence[Block], rules: Iterable[type[Rule]],
                   code_of: Callable[[str], Code] = Code,
-                  names_of: Callable[[str], BlockNames | None] | None = None) -> set[int] | None:
+                  names_of: Callable[[str], BlockNames | None] | None = None,
+                  seeds_memo: dict | None = None,
+                  parsed: Callable[[str], bool] | None = None) -> set[int] | None:
     """Positions (in ``blocks``) of the blocks to parse, or None: parse them all.
 
     ``rules``: the enabled rules that can fire in this file (their file-level pre-checks
     passed); ``code_of``: a block text's ``Code`` (shared with the engine, which asks the
-    same pre-checks again of the blocks it analyses); ``names_of``: a block text's
-    ``BlockNames`` (an editor caches them: an edit then reads only the blocks it changed)."""
+    same pre-checks again of the blocks it analyses). For an editor's repeated lints:
+    ``names_of``, a block text's ``BlockNames``, and ``seeds_memo``, which blocks are seeds,
+    kept between lints (an edit then reads only the blocks it changed); ``parsed``, is a
+    block text's tree at hand already (when nearly all are, choosing saves nothing)."""
     rules = list(rules)
     if len(blocks) < MIN_BLOCKS:
         return None
+    if parsed is not None and sum(map(parsed, (b.text for b in blocks))) >= MOST * len(blocks):
+        return None
+    rules_key = tuple(rule.code for rule in rules)
     seeds = set()
     for position, block in enumerate(blocks):
-        code = code_of(block.text)
-        if _ACTS_ON_EVERY_NAME.search(block.text) or \
-                any(may_fire(rule, block.text, code, ()) for rule in rules):
+        key = (rules_key, block.text)
+        seed = seeds_memo.get(key) if seeds_memo is not None else None
+        if seed is None:
+            code = code_of(block.text)
+            seed = bool(_ACTS_ON_EVERY_NAME.search(block.text)) or \
+                any(may_fire(rule, block.text, code, ()) for rule in rules)
+            if seeds_memo is not None:
+                seeds_memo[key] = seed
+        if seed:
             seeds.add(position)
     if len(seeds) == len(blocks):
         return None
@@ -148,7 +162,9 @@ class _NameGraph:
                     if found not in needed:
                         needed.add(found)
                         frontier.append(found)
-        return needed if len(needed) < len(self.words) else None
+        # nearly all: parse all (little to save, and an editor's next lint, which finds them
+        # all parsed, then sees the same module context and keeps its cached findings)
+        return needed if len(needed) < MOST * len(self.words) else None
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
