@@ -217,3 +217,15 @@ def test_a_fixture_named_by_its_decorator_is_found_by_that_name():
     fast = lint_source(text, "t.py").findings
     assert fast == lint_source(text, "t.py", exhaustive=True).findings
     assert "GL001" in {f.code for f in fast}  # float32 inputs, seen through the fixture
+
+
+def test_what_an_editor_keeps_between_lints_stays_within_its_budget():
+    cache = LintCache()
+    cache.max_names_chars = cache.seeds.max_chars = 20_000
+    lines = FUNCTION_FILE.split("\n")
+    for edit in range(200):  # distinct versions, as an editor sees them
+        lines[-3] = f"    return a + {edit}"
+        lint_source("\n".join(lines), "f.py", cache=cache)
+    assert len(cache.names) > 10
+    assert cache.names_chars <= 20_000 and cache.seeds.chars <= 20_000
+    assert sum(map(len, cache.names)) == cache.names_chars

@@ -39,7 +39,6 @@ MAX_SOURCE_CHARS = 8 * 2 ** 20  # larger files are generated code; parsing them 
 # up to this size, a whole-file compile decides. Beyond it, that O(file) check on every
 # keystroke of half-typed code costs more than the rare mis-split it recovers from.
 WHOLE_FILE_RETRY_CHARS = 512 * 1024
-MAX_SEEDS_MEMO = 50_000  # entries (the block texts are those the caches hold anyway)
 
 
 @dataclass
@@ -64,8 +63,8 @@ class LintCache:
         # character: 4 MiB of blocks, a 100,000-line file, hold about 12 MB)
         self.names: OrderedDict[str, BlockNames | None] = OrderedDict()
         self.names_chars = 0
-        self.seeds: dict[tuple, bool] = {}  # (rules, block text) -> can a rule fire in it
         self.max_names_chars = 4 * 2 ** 20
+        self.seeds = _SeedsMemo(self.max_names_chars)  # (rules, block text) -> can a rule fire
         self.scans: OrderedDict[str, tuple[str, ScannedSource]] = OrderedDict()  # by path
         self.scan_capacity = 16
         self.capacity = 4000  # entries, for callers that keep their own per-block stores here
@@ -104,6 +103,23 @@ class LintCache:
         while self.findings_bytes > self.max_findings_bytes and len(self.findings) > 1:
             old, _ = self.findings.popitem(last=False)
             self.findings_bytes -= self._finding_bytes.pop(old)
+
+
+class _SeedsMemo(dict):
+    """A dict keyed by (rules, block text), emptied when its texts exceed ``max_chars``."""
+
+    def __init__(self, max_chars: int):
+        super().__init__()
+        self.max_chars = max_chars
+        self.chars = 0
+
+    def __setitem__(self, key: tuple, value: bool) -> None:
+        if key not in self:
+            self.chars += len(key[1])
+            if self.chars > self.max_chars:
+                self.clear()
+                self.chars = len(key[1])
+        super().__setitem__(key, value)
 
 
 @dataclass
@@ -272,8 +288,6 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         rules = [rule for rule in rules if rule.requires_in_file is None
                  or file_code.matches(rule.requires_in_file, True)]
         possible = [rule for rule in rules if may_fire(type(rule), text, file_code)]
-        if len(cache.seeds) > MAX_SEEDS_MEMO:
-            cache.seeds.clear()
         only = partial(needed_blocks, text, rules=possible, code_of=block_code,
                        names_of=cache.block_names, seeds_memo=cache.seeds,
                        parsed=cache.blocks.holds)
