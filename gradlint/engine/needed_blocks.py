@@ -77,7 +77,7 @@ def needed_blocks(text: str, blocks: Sequence[Block], rules: Iterable[type[Rule]
                 seeds_memo[key] = seed
         if seed:
             seeds.add(position)
-    if len(seeds) == len(blocks):
+    if len(seeds) >= MOST * len(blocks):
         return None
     names = []
     for block in blocks:
