@@ -28,3 +28,15 @@ def remember(table: dict, key: object, node: object, value: object) -> None:
 def forget() -> None:
     for table in _ALL:
         table.clear()
+
+
+def recall(table: dict, key: object, node: object) -> object:
+    """What ``table`` remembers under ``key`` for ``node``, or ``MISSING`` (an entry left
+    by another node that had the same id is not this node's)."""
+    known = table.get(key)
+    if known is not None and known[0] is node:
+        return known[1]
+    return MISSING
+
+
+MISSING = object()
