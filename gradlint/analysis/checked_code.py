@@ -14,7 +14,7 @@ from typing import Sequence
 
 import libcst as cst
 
-from . import traverse
+from . import memos, traverse
 from .autograd_functions import AutogradFunction, model_of_class
 from .gradcheck_calls import GradcheckCall
 from .names import BindingKind
@@ -196,10 +196,23 @@ def _applied_in(body: Sequence[cst.CSTNode], scope: Scope, index: FunctionIndex)
 
 def calls_in(body: Sequence[cst.CSTNode]) -> list[cst.Call]:
     """Every call in checked code (nested functions and classes excluded)."""
-    visitor = _ApplyCalls()
+    found: list[cst.Call] = []
     for node in body:
-        traverse.visit(node, visitor)
-    return visitor.calls
+        known = memos.recall(_CALLS_IN, id(node), node)
+        if known is memos.MISSING:
+            visitor = _ApplyCalls()
+            traverse.visit(node, visitor)
+            known = tuple(visitor.calls)
+            memos.remember(_CALLS_IN, id(node), node, known)
+        found.extend(known)
+    return found
+
+
+# id(node) -> (node, its calls): rules ask for the calls of the same forward and backward
+# bodies once per gradcheck call that reaches them. What a node holds never changes, and
+# the visitor's state starts afresh with each top-level node, so per-node answers add up
+# to the answer for a body.
+_CALLS_IN: dict = memos.memo()
 
 
 @dataclass(frozen=True)
@@ -256,12 +269,24 @@ assert not cst.Call.__subclasses__()
 
 
 def calls_with_context(body: Sequence[cst.CSTNode]) -> list[CallInContext]:
-    visitor = _CallsInContext()
+    found: list[CallInContext] = []
     for node in body:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             continue
-        traverse.visit(node, visitor)
-    return visitor.found
+        known = memos.recall(_CALLS_WITH_CONTEXT, id(node), node)
+        if known is memos.MISSING:
+            visitor = _CallsInContext()
+            traverse.visit(node, visitor)
+            known = tuple(visitor.found)
+            memos.remember(_CALLS_WITH_CONTEXT, id(node), node, known)
+        found.extend(known)
+    return found
+
+
+# id(node) -> (node, its calls in context), like _CALLS_IN: the visitor's count of
+# enclosing conditions is back at zero after each top-level node, so visiting the nodes
+# one by one gives what one visitor over the whole body gave.
+_CALLS_WITH_CONTEXT: dict = memos.memo()
 
 
 @dataclass(frozen=True)
