@@ -13,7 +13,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from . import traverse
+from . import memos, traverse
 from .autograd_functions import Method
 from .gradcheck_calls import calls_in_statement
 from .names import body_statements, target_names
@@ -236,11 +236,21 @@ def bound_names(method: Method) -> dict[str, int]:
     return {name: len(bindings) for name, bindings in method.scope.table.bindings.items()}
 
 
-def names_in(node: cst.CSTNode) -> set[str]:
+def names_in(node: cst.CSTNode) -> frozenset[str]:
     """Every Name read inside ``node`` (attribute names excluded)."""
-    collector = _Names()
-    traverse.visit(node, collector)
-    return collector.names
+    known = memos.recall(_NAMES_IN, id(node), node)
+    if known is memos.MISSING:
+        collector = _Names()
+        traverse.visit(node, collector)
+        known = frozenset(collector.names)
+        memos.remember(_NAMES_IN, id(node), node, known)
+    return known  # type: ignore[return-value]
+
+
+# id(node) -> (node, the names it reads): following a value back to its origin asks this
+# of every statement in between, for each name followed. The names depend on the node
+# alone (which never changes); the answer is frozen, so no caller can change it.
+_NAMES_IN: dict = memos.memo()
 
 
 class _Names(cst.CSTVisitor):
