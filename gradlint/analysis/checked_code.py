@@ -244,6 +244,8 @@ class CallInContext:
 
 
 class _CallsInContext(cst.CSTVisitor):
+    skip_trivia = True  # (traverse.visit: layout nodes are neither calls nor conditions)
+
     def __init__(self) -> None:
         self.found: list[CallInContext] = []
         self._conditional = 0

@@ -93,6 +93,8 @@ def ctx_stores(method: Method) -> list[CtxStore]:
 
 
 class _CtxReads(cst.CSTVisitor):
+    skip_trivia = True  # (traverse.visit: an attribute is never inside, nor the child of, a layout node)
+
     def __init__(self, ctx: str):
         self.ctx = ctx
         self.reads: list[tuple[str, cst.Attribute, cst.CSTNode | None]] = []

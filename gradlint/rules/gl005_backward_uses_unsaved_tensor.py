@@ -932,6 +932,8 @@ def _deepest_site(method: Method, top: cst.BaseStatement, node: cst.Name) -> Sit
 
 
 class _Contains(cst.CSTVisitor):
+    skip_trivia = True  # (traverse.visit: the targets looked for are never layout nodes)
+
     def __init__(self, target: cst.CSTNode):
         self.target = target
         self.found = False
