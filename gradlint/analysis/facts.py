@@ -72,6 +72,9 @@ class _Branches:
 _MAX_BRANCH_DEPTH = 6  # nested merges: keeps `if` after `if` after `if` from exploding
 
 
+_TOP_FACTS: dict = memos.memo()  # (ids of expr, site, evaluator) -> (expr, site, evaluator, fact)
+
+
 class Evaluator(Expressions):
     def __init__(self, context: ModuleContext, fixtures: "FixtureSource | None" = None):
         self.context = context
@@ -88,6 +91,24 @@ class Evaluator(Expressions):
 
     # public ------------------------------------------------------------------------
     def fact(self, expr: cst.BaseExpression, site: Site, depth: int = 0) -> Fact:
+        if depth or self.parameters or self._comprehension or self._active:
+            return self._fact(expr, site, depth)
+        # Rules ask the facts of the same gradcheck inputs and arguments again and again.
+        # Evaluated from the top (depth 0) with nothing bound, a fact reads only ``expr``,
+        # ``site`` and this evaluator (its module context and fixtures, set before any
+        # evaluation): it is remembered for the lint under all three, which the entry
+        # keeps so that their ids stay theirs. Facts are frozen.
+        key = (id(expr), id(site), id(self))
+        known = _TOP_FACTS.get(key)
+        if known is not None and known[0] is expr and known[1] is site and known[2] is self:
+            return known[3]
+        found = self._fact(expr, site, 0)
+        if len(_TOP_FACTS) >= memos.MAX_ENTRIES:
+            _TOP_FACTS.clear()
+        _TOP_FACTS[key] = (expr, site, self, found)
+        return found
+
+    def _fact(self, expr: cst.BaseExpression, site: Site, depth: int) -> Fact:
         if depth > _MAX_DEPTH:
             return UNKNOWN
         node_type = type(expr)  # (every class below is final: `is` answers what isinstance would)
