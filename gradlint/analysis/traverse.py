@@ -185,7 +185,14 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     custom_visit = cls.on_visit is not _CSTVisitor.on_visit
     custom_leave = cls.on_leave is not _CSTVisitor.on_leave
     if custom_visit or custom_leave:
-        _walk_generic(node, visitor, TRIVIA if getattr(visitor, "skip_trivia", False) else _NOTHING)
+        skip = TRIVIA if getattr(visitor, "skip_trivia", False) else _NOTHING
+        leaves = plan.get(_LEAVES)
+        if leaves is None:
+            leaves = plan[_LEAVES] = custom_leave or _has_leave_hooks(cls)
+        if leaves:
+            _walk_generic(node, visitor, skip)
+        else:
+            _walk_visit_only(node, visitor, skip)
     else:
         _walk_hooks(node, visitor, plan, plan[_SKIP])
 
@@ -207,6 +214,40 @@ def _walk_generic(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset) -
             elif kind not in _OTHER_TYPES and _is_node(value) and kind not in skip:
                 _walk_generic(value, visitor, skip)
     visitor.on_leave(node)
+
+
+_LEAVES = object()  # the plan's entry for "on_leave does something" (generic walks)
+
+
+def _has_leave_hooks(visitor_class: type) -> bool:
+    """Does the visitor define a ``leave_<Node>`` hook? Without one (and without its own
+    ``on_leave``), libcst's ``on_leave`` only looks up do-nothing defaults: not calling it
+    changes nothing."""
+    for klass in visitor_class.__mro__:
+        if klass is _CSTVisitor:
+            break
+        if any(name.startswith("leave_") for name in vars(klass)):
+            return True
+    return False
+
+
+def _walk_visit_only(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset) -> None:
+    """``_walk_generic`` for a visitor whose ``on_leave`` does nothing."""
+    if visitor.on_visit(node):
+        for name in _FIELDS.get(type(node)) or _fields_of(node):
+            value = getattr(node, name)
+            kind = type(value)
+            if kind in _NODE_TYPES:
+                if kind not in skip:
+                    _walk_visit_only(value, visitor, skip)
+            elif kind is tuple or kind is list:
+                for item in value:
+                    item_kind = type(item)
+                    if item_kind in _NODE_TYPES or (item_kind not in _OTHER_TYPES and _is_node(item)):
+                        if item_kind not in skip:
+                            _walk_visit_only(item, visitor, skip)
+            elif kind not in _OTHER_TYPES and _is_node(value) and kind not in skip:
+                _walk_visit_only(value, visitor, skip)
 
 
 def _hooks(visitor: cst.CSTVisitor, plan: dict, node_class: type
