@@ -168,26 +168,9 @@ def _site_of_small(scope: Scope, small: cst.CSTNode) -> Site | None:
     return None
 
 
-class _ApplyCalls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.calls: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-
 def _applied_in(body: Sequence[cst.CSTNode], scope: Scope, index: FunctionIndex) -> list[Applied]:
-    visitor = _ApplyCalls()
-    for node in body:
-        traverse.visit(node, visitor)
     found = []
-    for call in visitor.calls:
+    for call in calls_in(body):
         function = index.applied_function(call, scope)
         if function is not None:
             found.append(Applied(function, call))
@@ -195,24 +178,9 @@ def _applied_in(body: Sequence[cst.CSTNode], scope: Scope, index: FunctionIndex)
 
 
 def calls_in(body: Sequence[cst.CSTNode]) -> list[cst.Call]:
-    """Every call in checked code (nested functions and classes excluded)."""
-    found: list[cst.Call] = []
-    for node in body:
-        known = memos.recall(_CALLS_IN, id(node), node)
-        if known is memos.MISSING:
-            visitor = _ApplyCalls()
-            traverse.visit(node, visitor)
-            known = tuple(visitor.calls)
-            memos.remember(_CALLS_IN, id(node), node, known)
-        found.extend(known)
-    return found
-
-
-# id(node) -> (node, its calls): rules ask for the calls of the same forward and backward
-# bodies once per gradcheck call that reaches them. What a node holds never changes, and
-# the visitor's state starts afresh with each top-level node, so per-node answers add up
-# to the answer for a body.
-_CALLS_IN: dict = memos.memo()
+    """Every call in checked code (nested functions and classes excluded), in source
+    order: the calls ``calls_with_context`` finds (and remembers), without their context."""
+    return [found.call for found in calls_with_context(body)]
 
 
 @dataclass(frozen=True)
