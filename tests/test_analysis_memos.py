@@ -46,3 +46,32 @@ def test_remembered_names_are_frozen_and_kept_per_node():
         assert isinstance(names_in(first), frozenset)
     finally:
         memos.forget()
+
+
+def test_statement_expressions_collected_without_a_visitor_match_the_visitor():
+    from pathlib import Path
+
+    import gradlint
+    from gradlint.analysis import gradcheck_calls
+    from gradlint.analysis.scopes import walk_statements
+    from gradlint.analysis.traverse import visit
+
+    sources = sorted(Path(gradlint.__file__).parent.rglob("*.py"))[:40]
+    compared = 0
+    for path in sources:
+        module = cst.parse_module(path.read_text())
+        context = ModuleContext(module.body)
+        for stmt, _ in walk_statements(context.statements, context.scope):
+            for types in ((cst.Call,), (cst.Attribute,), (cst.Call, cst.Lambda, cst.If)):
+                fast = gradcheck_calls._collected(stmt, types)
+                collector = gradcheck_calls.StatementExpressions(stmt, types)
+                if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                    for decorator in stmt.decorators:
+                        visit(decorator, collector)
+                else:
+                    visit(stmt, collector)
+                assert fast is not None
+                assert [id(n) for n in fast] == [id(n) for n in collector.found]
+                compared += len(fast)
+    memos.forget()
+    assert compared > 1000

@@ -283,3 +283,47 @@ def _walk_hooks(node: cst.CSTNode, visitor: cst.CSTVisitor, plan: dict, skip: fr
                 _walk_hooks(value, visitor, plan, skip)
     if leave is not None:
         leave(visitor, node)
+
+
+def collect(root: cst.CSTNode, wanted: frozenset[type], closed: frozenset[type]
+            ) -> list[cst.CSTNode] | None:
+    """The nodes of the ``wanted`` classes (exact classes) at or under ``root``, in the
+    order a visitor meets them, without entering the descendants of a ``closed`` class
+    (which are still collected when wanted) nor layout nodes.
+
+    What a visitor that records in ``on_visit`` and returns False for closed classes
+    finds, with neither a visitor nor its method calls per node. None within
+    ``libcst_traversal`` (the caller then uses its visitor)."""
+    if _USE_LIBCST:
+        return None
+    found: list[cst.CSTNode] = []
+    _collect(root, wanted, closed, found)
+    return found
+
+
+def _collect(node: cst.CSTNode, wanted: frozenset[type], closed: frozenset[type],
+             found: list[cst.CSTNode]) -> None:
+    if type(node) in wanted:
+        found.append(node)
+    for name in _FIELDS.get(type(node)) or _fields_of(node):
+        value = getattr(node, name)
+        kind = type(value)
+        if kind is tuple or kind is list:
+            for item in value:
+                item_kind = type(item)
+                if item_kind in _NODE_TYPES or (item_kind not in _OTHER_TYPES and _is_node(item)):
+                    if item_kind in TRIVIA:
+                        continue
+                    if item_kind in closed:
+                        if item_kind in wanted:
+                            found.append(item)
+                    else:
+                        _collect(item, wanted, closed, found)
+        elif kind in _NODE_TYPES or (kind not in _OTHER_TYPES and _is_node(value)):
+            if kind in TRIVIA:
+                continue
+            if kind in closed:
+                if kind in wanted:
+                    found.append(value)
+            else:
+                _collect(value, wanted, closed, found)
