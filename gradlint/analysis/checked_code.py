@@ -205,7 +205,7 @@ def regions(code: CheckedCode, method: str = "forward") -> list[Region]:
     return found
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # (slots: remembered by the thousand, see _CALLS_WITH_CONTEXT)
 class CallInContext:
     call: cst.Call
     conditional: bool  # inside an `if`, a conditional expression or an `assert`
@@ -256,7 +256,7 @@ def calls_with_context(body: Sequence[cst.CSTNode]) -> list[CallInContext]:
 # id(node) -> (node, its calls in context), like _CALLS_IN: the visitor's count of
 # enclosing conditions is back at zero after each top-level node, so visiting the nodes
 # one by one gives what one visitor over the whole body gave.
-_CALLS_WITH_CONTEXT: dict = memos.memo()
+_CALLS_WITH_CONTEXT: dict = memos.memo(memos.NEAR_ENTRIES)
 
 
 @dataclass(frozen=True)

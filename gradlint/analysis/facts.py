@@ -72,7 +72,7 @@ class _Branches:
 _MAX_BRANCH_DEPTH = 6  # nested merges: keeps `if` after `if` after `if` from exploding
 
 
-_TOP_FACTS: dict = memos.memo()  # (ids of expr, site, evaluator) -> (expr, site, evaluator, fact)
+_TOP_FACTS: dict = memos.memo(memos.NEAR_ENTRIES)  # (ids of expr, site, evaluator) -> (expr, site, evaluator, fact)
 
 
 class Evaluator(Expressions):
@@ -103,8 +103,7 @@ class Evaluator(Expressions):
         if known is not None and known[0] is expr and known[1] is site and known[2] is self:
             return known[3]
         found = self._fact(expr, site, 0)
-        if len(_TOP_FACTS) >= memos.MAX_ENTRIES:
-            _TOP_FACTS.clear()
+        memos.make_room(_TOP_FACTS)
         _TOP_FACTS[key] = (expr, site, self, found)
         return found
 
@@ -681,7 +680,7 @@ def _method_calls_on(small: cst.BaseSmallStatement, name: str) -> list[cst.Call]
 # id(small statement) -> (statement, {name: its method calls}): the facts of a name walk
 # back over every statement before its use, once per name and per use. The calls depend
 # on the statement alone (which never changes); all names are gathered in one visit.
-_METHOD_CALLS: dict = memos.memo()
+_METHOD_CALLS: dict = memos.memo(memos.NEAR_ENTRIES)
 
 
 def _calls_receiving(small: cst.BaseSmallStatement, name: str) -> list[cst.Call]:

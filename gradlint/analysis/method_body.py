@@ -244,7 +244,8 @@ def names_in(node: cst.CSTNode) -> frozenset[str]:
     if known is memos.MISSING:
         collector = _Names()
         traverse.visit(node, collector)
-        known = frozenset(collector.names)
+        names = frozenset(collector.names)
+        known = _SAME_NAMES.setdefault(names, names)
         memos.remember(_NAMES_IN, id(node), node, known)
     return known  # type: ignore[return-value]
 
@@ -252,7 +253,9 @@ def names_in(node: cst.CSTNode) -> frozenset[str]:
 # id(node) -> (node, the names it reads): following a value back to its origin asks this
 # of every statement in between, for each name followed. The names depend on the node
 # alone (which never changes); the answer is frozen, so no caller can change it.
-_NAMES_IN: dict = memos.memo()
+_NAMES_IN: dict = memos.memo(memos.NEAR_ENTRIES)
+# one frozenset per distinct answer (statements read the same few names again and again)
+_SAME_NAMES: dict = memos.memo(memos.NEAR_ENTRIES)
 
 
 class _Names(cst.CSTVisitor):

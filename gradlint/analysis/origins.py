@@ -52,13 +52,12 @@ def value_origin(expr: cst.BaseExpression, site: Site, context: ModuleContext) -
     if known is not None and known[0] is expr and known[1] is site and known[2] is context:
         return known[3]
     found = _value_origin(expr, site, context, 0)
-    if len(_ORIGINS) >= memos.MAX_ENTRIES:
-        _ORIGINS.clear()
+    memos.make_room(_ORIGINS)
     _ORIGINS[key] = (expr, site, context, found)
     return found
 
 
-_ORIGINS: dict = memos.memo()  # (ids of expr, site, context) -> (expr, site, context, origin)
+_ORIGINS: dict = memos.memo(memos.NEAR_ENTRIES)  # (ids of expr, site, context) -> (expr, site, context, origin)
 
 
 def _value_origin(expr: cst.BaseExpression, site: Site, context: ModuleContext,

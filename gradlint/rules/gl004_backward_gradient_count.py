@@ -731,7 +731,7 @@ def backward_returns(method: Method) -> Iterator[_Returned]:
     return iter(known)
 
 
-_BACKWARD_RETURNS: dict = memos.memo()  # id(method) -> (method, its returns)
+_BACKWARD_RETURNS: dict = memos.memo(memos.NEAR_ENTRIES)  # id(method) -> (method, its returns)
 
 
 def _backward_returns(method: Method) -> Iterator[_Returned]:

@@ -616,7 +616,7 @@ def _save_calls(method: Method, ctx: str | None = None) -> list[cst.Call]:
     return list(known)  # type: ignore[arg-type]
 
 
-_SAVE_CALLS: dict = memos.memo()  # (id(method), ctx name) -> (method, its save calls)
+_SAVE_CALLS: dict = memos.memo(memos.NEAR_ENTRIES)  # (id(method), ctx name) -> (method, its save calls)
 
 
 def _find_save_calls(method: Method, ctx: str | None) -> list[cst.Call]:
