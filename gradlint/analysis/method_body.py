@@ -28,9 +28,20 @@ class Line:
 
 
 def lines(method: Method) -> list[Line]:
-    """The simple statement lines of a method's own body, in source order."""
-    return [Line(stmt, site) for stmt, site in walk_statements(method.scope.statements, method.scope)
-            if site.scope is method.scope and isinstance(stmt, cst.SimpleStatementLine)]
+    """The simple statement lines of a method's own body, in source order.
+
+    Rules and models ask again and again (ctx calls, stores, mutations): the lines are
+    remembered for the lint by method. They read only the method's scope and statements,
+    which belong to the method; ``Line`` is frozen."""
+    known = memos.recall(_LINES, id(method), method)
+    if known is memos.MISSING:
+        known = tuple(Line(stmt, site) for stmt, site in walk_statements(method.scope.statements, method.scope)
+                      if site.scope is method.scope and isinstance(stmt, cst.SimpleStatementLine))
+        memos.remember(_LINES, id(method), method, known)
+    return list(known)  # type: ignore[call-overload]
+
+
+_LINES: dict = memos.memo(memos.NEAR_ENTRIES)  # id(method) -> (method, its lines)
 
 
 def compound_sites(method: Method) -> Iterator[tuple[cst.BaseStatement, Site]]:
