@@ -12,7 +12,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import libcst as cst
 
@@ -329,12 +329,14 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         analysis = view.analysis(position)
         local: list[Finding] = []
         cacheable = True
-        for rule in active:
-            for report in rule.check(analysis):
-                finding, remote = _to_finding(rule, report, position, view.good, view.top_to_block,
-                                              options)
-                cacheable = cacheable and not remote
-                local.append(finding)
+        reports = [(rule, report) for rule in active for report in rule.check(analysis)]
+        entry.resolve_positions_of(_placed_nodes((report for _, report in reports), position,
+                                                 view.top_to_block))
+        for rule, report in reports:
+            finding, remote = _to_finding(rule, report, position, view.good, view.top_to_block,
+                                          options)
+            cacheable = cacheable and not remote
+            local.append(finding)
         if cacheable and not analysis.reads_other_blocks:
             cache.remember(key, local)
         findings.extend(f.shifted(block.start_line - 1) for f in local)
@@ -499,6 +501,21 @@ def _to_finding(rule: Rule, report: Report, position: int,
     finding = Finding(rule.code, rule.name, _severity(rule, report.severity, options), report.message,
                       Range.of(start.line, start.column, end.line, end.column), fix, statement_line)
     return finding, remote
+
+
+def _placed_nodes(reports: Iterable[Report], position: int, top_to_block: Mapping[int, int]
+                  ) -> Iterator[cst.CSTNode]:
+    """The nodes whose positions `_to_finding` reads in block ``position``, the reports'
+    own (a fix's edits in other blocks are placed there)."""
+    for report in reports:
+        yield report.node
+        if report.end_node is not None:
+            yield report.end_node
+        yield report.site.statement
+        if report.fix is not None:
+            for replacement in report.fix.replacements:
+                if top_to_block.get(id(replacement.site.top_statement), position) == position:
+                    yield replacement.node
 
 
 def _span(entry: ParsedBlock, node: cst.CSTNode):
