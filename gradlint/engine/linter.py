@@ -270,7 +270,8 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
                                    _severity(SYNTAX_ERROR, None, options), message, rng, None, 1, path)])
     if "torch" not in text:
         return LintResult([])  # gradlint's scope: code that uses torch
-    if not exhaustive and nothing_to_find(text, options.select, compiles):
+    file_code = Code(text)  # (its text without comments and strings is made once)
+    if not exhaustive and nothing_to_find(text, options.select, compiles, file_code):
         return LintResult([])
     rules = [RULES_BY_CODE[code]() for code in sorted(options.select)
              if code in RULES_BY_CODE and not RULES_BY_CODE[code].engine_level]
@@ -284,7 +285,6 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         return found
 
     if not exhaustive:  # rules whose file-level precondition fails cannot fire in any block
-        file_code = Code(text)
         rules = [rule for rule in rules if rule.requires_in_file is None
                  or file_code.matches(rule.requires_in_file, True)]
         possible = [rule for rule in rules if may_fire(type(rule), text, file_code)]
