@@ -361,9 +361,11 @@ def _finish(findings: list[Finding], path: str) -> list[Finding]:
 def _unused_suppressions(text: str, comments: Mapping[int, str], by_line, used: set,
                          options: LintOptions) -> list[Finding]:
     findings = []
-    starts = [0] + [m.end() for m in NEWLINE.finditer(text)]
+    starts: list[int] = []  # where each line starts (found only if a suppression is unused)
     enabled = {code for code in options.select if not RULES_BY_CODE[code].engine_level}
     for suppression, codes in unused_codes(by_line, used, enabled):
+        if not starts:
+            starts = [0] + [m.end() for m in NEWLINE.finditer(text)]
         line = suppression.line
         end = starts[line] if line < len(starts) else len(text)
         line_text = text[starts[line - 1]:end].rstrip("\r\n")
