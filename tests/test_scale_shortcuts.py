@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from gradlint.analysis.custom_ops import CREATES_CUSTOM_OP
-from gradlint.engine.batch import BIG_FILE_BYTES, next_task, release_memory, schedule
+from gradlint.engine.batch import BYTES_IN_FLIGHT, next_task, release_memory, schedule
 from gradlint.engine.linter import lint_source
 from gradlint.engine.options import LintOptions
 from gradlint.rules import ALL_RULES
@@ -78,15 +78,16 @@ def test_rules_on_gradcheck_calls_need_gradcheck_in_the_code():
         lint_source(text, options=options, exhaustive=True).findings == []
 
 
-def test_big_files_are_not_checked_side_by_side():
-    big, small = BIG_FILE_BYTES, 1000
-    sizes = [small, big * 3, small, big * 2, small * 2, big]
+def test_files_checked_at_once_stay_within_the_byte_budget():
+    budget, small = BYTES_IN_FLIGHT, 1000
+    sizes = [small, budget * 2, small, budget // 2, small * 2, budget // 4]
     waiting = schedule(sizes)
     assert waiting == [1, 3, 5, 4, 0, 2]  # the biggest first
-    assert next_task(waiting, sizes, big_running=False) == 1
-    assert next_task(waiting, sizes, big_running=True) == 4  # not file 3: a big one runs
-    assert next_task(waiting, sizes, big_running=False) == 3
-    assert next_task([5], sizes, big_running=True) == 5  # only big files left: go on
+    assert next_task(waiting, sizes, in_flight=0) == 1  # nothing runs: even an oversized file
+    assert next_task(waiting, sizes, in_flight=budget * 2) is None  # nothing fits beside it
+    assert next_task(waiting, sizes, in_flight=budget // 2) == 3  # exactly fills the budget
+    assert next_task(waiting, sizes, in_flight=budget - small * 2) == 4  # not 5: too big
+    assert waiting == [5, 0, 2]
 
 
 def test_release_memory_runs_anywhere():
