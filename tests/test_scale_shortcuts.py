@@ -100,3 +100,21 @@ def test_every_comparison_gl026_knows_is_named_by_its_file_level_pre_check():
 
     for name in [*_FUNCTIONS, *_METHODS_OF_TWO, *_TENSOR_METHODS]:
         assert COMPARISON_NAMES.search(name.rpartition(".")[2]), name
+
+
+def test_names_in_comments_and_docstrings_do_not_make_a_file_worth_parsing():
+    """Rules about calls, attributes and keywords look for their words in code only: torch's
+    own sources name save_for_backward or gradgradcheck in comments of big files that hold
+    no Function (parsing them cost a seventh of a whole-torch run)."""
+    from gradlint.engine.prefilter import nothing_to_find
+
+    words = ["save_for_backward", "mark_dirty", "needs_input_grad", "gradgradcheck",
+             "raise_exception", "check_forward_ad", "check_sparse_nnz", "Fn().apply",
+             "Fn.forward(", "allclose(a, a)"]
+    text = "import torch\n\n\ndef f():\n    \"\"\"%s\"\"\"\n    # %s\n    return torch.ones(1)\n" % (
+        " ".join(words), " ".join(words))
+    select = LintOptions().select
+    assert nothing_to_find(text, select)
+    assert lint_source(text, options=LintOptions(), exhaustive=True).findings == []
+    in_code = text.replace("    return torch", "    ctx.save_for_backward(x)\n    return torch")
+    assert not nothing_to_find(in_code, select)
