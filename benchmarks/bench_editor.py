@@ -44,6 +44,10 @@ class Session:
         self.client = LanguageClient("gradlint-bench", "1")
         self.published: dict[tuple[str, int | None], asyncio.Event] = {}
         self.first: dict[tuple[str, int | None], float] = {}
+        # a big file publishes its first findings early, then all of them: a version is
+        # complete when as many diagnostics as an in-process lint finds were published
+        self.expected: dict[str, int] = {}
+        self.complete: dict[tuple[str, int | None], asyncio.Event] = {}
 
         @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def on_publish(params: types.PublishDiagnosticsParams):
@@ -51,6 +55,8 @@ class Session:
             if params.diagnostics and key not in self.first:
                 self.first[key] = time.perf_counter()
             self.published.setdefault(key, asyncio.Event()).set()
+            if len(params.diagnostics) == self.expected.get(params.uri):
+                self.complete.setdefault(key, asyncio.Event()).set()
 
         @self.client.feature(types.WINDOW_LOG_MESSAGE)
         def on_log(params):
@@ -82,7 +88,8 @@ class Session:
         return self.first[key]
 
     async def wait(self, key, timeout: float = 900) -> None:
-        await asyncio.wait_for(self.published.setdefault(key, asyncio.Event()).wait(), timeout)
+        """Until this version's diagnostics are all published (not only the early ones)."""
+        await asyncio.wait_for(self.complete.setdefault(key, asyncio.Event()).wait(), timeout)
 
     def open(self, uri: str, text: str) -> None:
         self.client.text_document_did_open(types.DidOpenTextDocumentParams(
@@ -93,6 +100,13 @@ class Session:
             types.VersionedTextDocumentIdentifier(uri=uri, version=version),
             [types.TextDocumentContentChangePartial(
                 range=types.Range(types.Position(line, 0), types.Position(line, len(old))), text=new)]))
+
+
+def finding_count(text: str) -> int:
+    """How many diagnostics a complete lint of ``text`` publishes (gradlint in-process)."""
+    from gradlint.engine.linter import LintOptions, lint_source
+
+    return len(lint_source(text, "big.py", LintOptions()).findings)
 
 
 def parse_seconds(text: str) -> float:
@@ -108,6 +122,7 @@ async def one_size(lines: int, rounds: int, workdir: Path) -> str:
     uri = path.as_uri()
     parse = parse_seconds(text)
     session = Session(workdir)
+    session.expected[uri] = finding_count(text)  # (the edits below keep it)
     await session.start()
     start = time.perf_counter()
     session.open(uri, text)
@@ -141,6 +156,7 @@ async def memory(edits: int, workdir: Path) -> str:
     path.write_text(text)
     uri = path.as_uri()
     session = Session(workdir)
+    session.expected[uri] = finding_count(text)
     await session.start()
     session.open(uri, text)
     await session.wait((uri, 1))

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from gradlint.analysis.custom_ops import CREATES_CUSTOM_OP
-from gradlint.engine.batch import BIG_FILE_BYTES, next_task, release_memory, schedule
+from gradlint.engine.batch import BYTES_IN_FLIGHT, next_task, release_memory, schedule
 from gradlint.engine.linter import lint_source
 from gradlint.engine.options import LintOptions
 from gradlint.rules import ALL_RULES
@@ -78,15 +78,16 @@ def test_rules_on_gradcheck_calls_need_gradcheck_in_the_code():
         lint_source(text, options=options, exhaustive=True).findings == []
 
 
-def test_big_files_are_not_checked_side_by_side():
-    big, small = BIG_FILE_BYTES, 1000
-    sizes = [small, big * 3, small, big * 2, small * 2, big]
+def test_files_checked_at_once_stay_within_the_byte_budget():
+    budget, small = BYTES_IN_FLIGHT, 1000
+    sizes = [small, budget * 2, small, budget // 2, small * 2, budget // 4]
     waiting = schedule(sizes)
     assert waiting == [1, 3, 5, 4, 0, 2]  # the biggest first
-    assert next_task(waiting, sizes, big_running=False) == 1
-    assert next_task(waiting, sizes, big_running=True) == 4  # not file 3: a big one runs
-    assert next_task(waiting, sizes, big_running=False) == 3
-    assert next_task([5], sizes, big_running=True) == 5  # only big files left: go on
+    assert next_task(waiting, sizes, in_flight=0) == 1  # nothing runs: even an oversized file
+    assert next_task(waiting, sizes, in_flight=budget * 2) is None  # nothing fits beside it
+    assert next_task(waiting, sizes, in_flight=budget // 2) == 3  # exactly fills the budget
+    assert next_task(waiting, sizes, in_flight=budget - small * 2) == 4  # not 5: too big
+    assert waiting == [5, 0, 2]
 
 
 def test_release_memory_runs_anywhere():
@@ -99,3 +100,21 @@ def test_every_comparison_gl026_knows_is_named_by_its_file_level_pre_check():
 
     for name in [*_FUNCTIONS, *_METHODS_OF_TWO, *_TENSOR_METHODS]:
         assert COMPARISON_NAMES.search(name.rpartition(".")[2]), name
+
+
+def test_names_in_comments_and_docstrings_do_not_make_a_file_worth_parsing():
+    """Rules about calls, attributes and keywords look for their words in code only: torch's
+    own sources name save_for_backward or gradgradcheck in comments of big files that hold
+    no Function (parsing them cost a seventh of a whole-torch run)."""
+    from gradlint.engine.prefilter import nothing_to_find
+
+    words = ["save_for_backward", "mark_dirty", "needs_input_grad", "gradgradcheck",
+             "raise_exception", "check_forward_ad", "check_sparse_nnz", "Fn().apply",
+             "Fn.forward(", "allclose(a, a)"]
+    text = "import torch\n\n\ndef f():\n    \"\"\"%s\"\"\"\n    # %s\n    return torch.ones(1)\n" % (
+        " ".join(words), " ".join(words))
+    select = LintOptions().select
+    assert nothing_to_find(text, select)
+    assert lint_source(text, options=LintOptions(), exhaustive=True).findings == []
+    in_code = text.replace("    return torch", "    ctx.save_for_backward(x)\n    return torch")
+    assert not nothing_to_find(in_code, select)

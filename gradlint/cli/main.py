@@ -158,7 +158,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # -- check ------------------------------------------------------------------------------
+# libcst trees are millions of small objects: with Python's default first threshold (700
+# allocations) the cyclic collector ran so often that it took about a tenth of a cold run,
+# without freeing anything the trees' own reference counts would not (one process, -j 1,
+# same run: whole torch package 15.2 -> 12.9 s CPU, a 250-file autograd tree 40.4 -> 37.0 s,
+# a 50,000-line file 10.9 -> 9.7 s; peak RSS within 1%). Workers forked later inherit it.
+COLLECTION_THRESHOLDS = (10_000, 10, 10)
+
+
+def _fewer_collections() -> None:
+    import gc
+
+    gc.set_threshold(*COLLECTION_THRESHOLDS)
+
+
 def _check(args: argparse.Namespace) -> int:
+    _fewer_collections()
     if hasattr(sys.stdout, "reconfigure"):  # a file name that is not UTF-8 prints as its bytes
         sys.stdout.reconfigure(errors="surrogateescape")  # (JSON and SARIF carry it losslessly)
     select = expand_codes(args.select, "--select") if args.select is not None else None
@@ -341,6 +356,7 @@ def _lsp(tcp: str | None) -> int:
         raise UsageError(f"--tcp expects HOST:PORT, got `{tcp}`")
     from ..server.server import start
 
+    _fewer_collections()  # (the same gain on a big file's first analysis)
     start(tcp)
     return EXIT_CLEAN
 

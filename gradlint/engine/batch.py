@@ -141,7 +141,7 @@ def _check_one(task: tuple) -> tuple[FileReport, str | None]:
 # Only parsed code counts: a big file the pre-checks skipped made no trees, and a full
 # collection costs 20 ms (2.9 s of a 34 s whole-torch run went to collections after such files).
 # (The whole-torch run's peak RSS, parent and workers: 338 MB before, 302 MB with this,
-# 285 MB when big files are also kept apart, see BIG_FILE_BYTES.)
+# 285 MB when big files are also kept apart, see BYTES_IN_FLIGHT.)
 RELEASE_AFTER_BYTES = 64 * 1024
 
 
@@ -180,8 +180,9 @@ def _in_workers(tasks: list[tuple], sizes: list[int], count: int) -> list[tuple[
         running: dict = {}
         while waiting or running:
             while waiting and len(running) < count:
-                big_running = any(sizes[i] >= BIG_FILE_BYTES for i in running.values())
-                index = next_task(waiting, sizes, big_running)
+                index = next_task(waiting, sizes, sum(sizes[i] for i in running.values()))
+                if index is None:
+                    break  # each file left would take the bytes in flight past the budget
                 running[pool.submit(_check_one, tasks[index])] = index
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
@@ -189,9 +190,12 @@ def _in_workers(tasks: list[tuple], sizes: list[int], count: int) -> list[tuple[
     return results
 
 
-# Files this big are never checked side by side: a worker's memory peaks at the size of the
-# tree it holds (torch's 450 kB distributed_test.py: 150 MB), and two at once add up.
-BIG_FILE_BYTES = 128 * 1024
+# The bytes of source checked at once, over all workers: a worker's memory peaks with the
+# tree it holds (torch's 450 kB distributed_test.py: 150 MB), and trees at once add up. While
+# a big file is checked, the other workers take only files that fit beside it. (Whole torch,
+# peak RSS of the process tree: 282-316 MB when only files over 128 kB were kept apart;
+# see benchmarks/results-scale.md.)
+BYTES_IN_FLIGHT = 512 * 1024
 
 
 def schedule(sizes: Sequence[int]) -> list[int]:
@@ -200,11 +204,13 @@ def schedule(sizes: Sequence[int]) -> list[int]:
     return sorted(range(len(sizes)), key=lambda i: -sizes[i])
 
 
-def next_task(waiting: list[int], sizes: Sequence[int], big_running: bool) -> int:
-    """Take the next file from ``waiting``: the first, unless it is big while another big
-    file is being checked (then the first that is not big, if any)."""
-    if big_running:
-        for position, index in enumerate(waiting):
-            if sizes[index] < BIG_FILE_BYTES:
-                return waiting.pop(position)
-    return waiting.pop(0)
+def next_task(waiting: list[int], sizes: Sequence[int], in_flight: int) -> int | None:
+    """Take the next file from ``waiting`` (biggest first): the first that keeps the bytes
+    being checked (``in_flight``) within BYTES_IN_FLIGHT; any file when none is being
+    checked; None when none fits (wait for one to finish)."""
+    if not in_flight:
+        return waiting.pop(0)
+    for position, index in enumerate(waiting):
+        if in_flight + sizes[index] <= BYTES_IN_FLIGHT:
+            return waiting.pop(position)
+    return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
@@ -32,43 +32,79 @@ class ParsedBlock:
     _whitespace_positions: dict | None = field(default=None, repr=False)
 
     def position(self, node: cst.CSTNode) -> CodeRange:
-        if self._positions is None:
+        found = self._positions.get(node) if self._positions is not None else None
+        if found is None:
             self._resolve_positions()
-        return self._positions[node]  # type: ignore[index]
+            found = self._positions[node]  # type: ignore[index]
+        return found
 
     def whitespace_position(self, node: cst.CSTNode) -> CodeRange:
         """The exact span of ``module.code_for_node(node)``: what a replacement replaces."""
-        if self._whitespace_positions is None:
+        found = self._whitespace_positions.get(node) if self._whitespace_positions is not None else None
+        if found is None:
             self._resolve_positions()
-        return self._whitespace_positions[node]  # type: ignore[index]
+            found = self._whitespace_positions[node]  # type: ignore[index]
+        return found
 
     def forget_positions(self) -> None:
         self._positions = self._whitespace_positions = None
 
-    def _resolve_positions(self) -> None:
+    def resolve_positions_of(self, nodes: Iterable[cst.CSTNode]) -> None:
+        """Positions of at least ``nodes``: code generation stops once the last of them is
+        generated (a block's findings tend to sit in its first half: about half the cost of
+        resolving every position, which took a tenth of a cold run full of findings).
+        Any other node asked for later resolves the rest."""
+        wanted = {id(node) for node in nodes}
+        if wanted and self._positions is None:
+            self._resolve_positions(wanted)
+
+    def _resolve_positions(self, wanted: set[int] | None = None) -> None:
         """Both kinds of positions from one code generation (libcst's providers make one
-        each); the same values as ``PositionProvider``/``WhitespaceInclusivePositionProvider``."""
+        each); the same values as ``PositionProvider``/``WhitespaceInclusivePositionProvider``.
+        With ``wanted`` (node ids), generation may stop when all of those are placed."""
         assert self.module is not None
-        sink = _PositionSink()
+        sink = _PositionSink(wanted)
         state = _BothPositionsState(default_indent=self.module.default_indent,
                                     default_newline=self.module.default_newline, provider=sink)
-        self.module._codegen(state)
+        try:
+            self.module._codegen(state)
+        except Exception:
+            if not sink.all_placed:
+                raise
+            # stopped early: the nodes still open recorded spans cut short (libcst records
+            # a syntactic position in a ``finally``, and may then fail to find a child that
+            # was never generated); only finished nodes keep theirs
+            sink._computed = {node: span for node, span in sink._computed.items()
+                              if node in sink.whitespace}
         self._positions, self._whitespace_positions = sink._computed, sink.whitespace
 
 
+class _AllPlaced(Exception):
+    """Stops code generation: every wanted node has its positions."""
+
+
 class _PositionSink:
-    def __init__(self) -> None:
+    def __init__(self, wanted: set[int] | None = None) -> None:
         self._computed: dict = {}  # syntactic positions (where libcst's provider keeps them)
         self.whitespace: dict = {}
+        self.wanted = wanted  # node ids still to place, or None: all
+        self.all_placed = False
 
 
 class _BothPositionsState(PositionProvidingCodegenState):
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self._stack.pop()
         span = CodeRange(start, CodePosition(self.line, self.column))
-        self.provider.whitespace[node] = span
-        if node not in self.provider._computed:
-            self.provider._computed[node] = span
+        sink = self.provider
+        sink.whitespace[node] = span
+        if node not in sink._computed:
+            sink._computed[node] = span
+        wanted = sink.wanted
+        if wanted is not None:
+            wanted.discard(id(node))
+            if not wanted:
+                sink.all_placed = True
+                raise _AllPlaced
 
 
 def parse_block(text: str) -> ParsedBlock:

@@ -12,7 +12,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import libcst as cst
 
@@ -270,7 +270,8 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
                                    _severity(SYNTAX_ERROR, None, options), message, rng, None, 1, path)])
     if "torch" not in text:
         return LintResult([])  # gradlint's scope: code that uses torch
-    if not exhaustive and nothing_to_find(text, options.select, compiles):
+    file_code = Code(text)  # (its text without comments and strings is made once)
+    if not exhaustive and nothing_to_find(text, options.select, compiles, file_code):
         return LintResult([])
     rules = [RULES_BY_CODE[code]() for code in sorted(options.select)
              if code in RULES_BY_CODE and not RULES_BY_CODE[code].engine_level]
@@ -284,7 +285,6 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         return found
 
     if not exhaustive:  # rules whose file-level precondition fails cannot fire in any block
-        file_code = Code(text)
         rules = [rule for rule in rules if rule.requires_in_file is None
                  or file_code.matches(rule.requires_in_file, True)]
         possible = [rule for rule in rules if may_fire(type(rule), text, file_code)]
@@ -329,12 +329,14 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         analysis = view.analysis(position)
         local: list[Finding] = []
         cacheable = True
-        for rule in active:
-            for report in rule.check(analysis):
-                finding, remote = _to_finding(rule, report, position, view.good, view.top_to_block,
-                                              options)
-                cacheable = cacheable and not remote
-                local.append(finding)
+        reports = [(rule, report) for rule in active for report in rule.check(analysis)]
+        entry.resolve_positions_of(_placed_nodes((report for _, report in reports), position,
+                                                 view.top_to_block))
+        for rule, report in reports:
+            finding, remote = _to_finding(rule, report, position, view.good, view.top_to_block,
+                                          options)
+            cacheable = cacheable and not remote
+            local.append(finding)
         if cacheable and not analysis.reads_other_blocks:
             cache.remember(key, local)
         findings.extend(f.shifted(block.start_line - 1) for f in local)
@@ -359,9 +361,11 @@ def _finish(findings: list[Finding], path: str) -> list[Finding]:
 def _unused_suppressions(text: str, comments: Mapping[int, str], by_line, used: set,
                          options: LintOptions) -> list[Finding]:
     findings = []
-    starts = [0] + [m.end() for m in NEWLINE.finditer(text)]
+    starts: list[int] = []  # where each line starts (found only if a suppression is unused)
     enabled = {code for code in options.select if not RULES_BY_CODE[code].engine_level}
     for suppression, codes in unused_codes(by_line, used, enabled):
+        if not starts:
+            starts = [0] + [m.end() for m in NEWLINE.finditer(text)]
         line = suppression.line
         end = starts[line] if line < len(starts) else len(text)
         line_text = text[starts[line - 1]:end].rstrip("\r\n")
@@ -499,6 +503,21 @@ def _to_finding(rule: Rule, report: Report, position: int,
     finding = Finding(rule.code, rule.name, _severity(rule, report.severity, options), report.message,
                       Range.of(start.line, start.column, end.line, end.column), fix, statement_line)
     return finding, remote
+
+
+def _placed_nodes(reports: Iterable[Report], position: int, top_to_block: Mapping[int, int]
+                  ) -> Iterator[cst.CSTNode]:
+    """The nodes whose positions `_to_finding` reads in block ``position``, the reports'
+    own (a fix's edits in other blocks are placed there)."""
+    for report in reports:
+        yield report.node
+        if report.end_node is not None:
+            yield report.end_node
+        yield report.site.statement
+        if report.fix is not None:
+            for replacement in report.fix.replacements:
+                if top_to_block.get(id(replacement.site.top_statement), position) == position:
+                    yield replacement.node
 
 
 def _span(entry: ParsedBlock, node: cst.CSTNode):

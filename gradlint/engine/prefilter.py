@@ -56,10 +56,11 @@ class RuleFilter:
         self._plain = _alternation(plain)
         self._folded = _alternation(folded)
 
-    def may_fire(self, text: str) -> bool:
+    def may_fire(self, text: str, code: Code | None = None) -> bool:
+        """``code``: ``Code(text)``, when the caller has one (its work is shared)."""
         if self.always:
             return True
-        code = Code(text)
+        code = code or Code(text)
         if any(may_fire(rule, text, code) for rule in self.unfiltered):
             return True
         lowered = None
@@ -152,10 +153,11 @@ def rule_filter(codes: frozenset[str]) -> RuleFilter:
 
 
 def nothing_to_find(text: str, codes: frozenset[str],
-                    known_to_compile: Callable[[], bool] | None = None) -> bool:
+                    known_to_compile: Callable[[], bool] | None = None, code: Code | None = None) -> bool:
     """Skip the parse: no enabled rule can fire in ``text`` and CPython compiles it (so it
-    has no syntax error either). ``known_to_compile``: asked first, may spare the compile."""
-    if rule_filter(codes).may_fire(text):
+    has no syntax error either). ``known_to_compile``: asked first, may spare the compile;
+    ``code``: ``Code(text)`` when the caller has one."""
+    if rule_filter(codes).may_fire(text, code):
         return False
     if SYNTAX_ERROR.code not in codes:
         return True

@@ -65,6 +65,7 @@ class SaveForBackwardCalledTwice(Rule):
     severity = Severity.ERROR
     summary = "a second ctx.save_for_backward replaces what the first one saved"
     requires = MENTIONS_SAVE
+    requires_in_code = True  # (what it needs is code: a docstring or comment naming it is not)
 
     VALID = [
         Valid("""

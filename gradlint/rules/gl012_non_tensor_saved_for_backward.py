@@ -59,6 +59,7 @@ class NonTensorSavedForBackward(Rule):
     severity = Severity.ERROR
     summary = "ctx.save_for_backward given a number, tuple, list or shape (TypeError)"
     requires = MENTIONS_SAVE
+    requires_in_code = True  # (what it needs is code: a docstring or comment naming it is not)
 
     VALID = [
         Valid("""

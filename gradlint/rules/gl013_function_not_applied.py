@@ -72,6 +72,7 @@ class FunctionNotApplied(Rule):
     severity = Severity.WARNING
     summary = "MyFn()(x), MyFn().apply(x) or MyFn.forward(...) instead of MyFn.apply(x)"
     requires = CALLS_FUNCTION_WRONGLY
+    requires_in_code = True  # (what it needs is code: a docstring or comment naming it is not)
 
     VALID = [
         Valid("""

@@ -60,6 +60,7 @@ class SavedTensorModifiedInPlace(Rule):
     severity = Severity.WARNING
     summary = "a tensor is modified in place in forward after ctx.save_for_backward saved it"
     requires = MENTIONS_SAVE
+    requires_in_code = True  # (what it needs is code: a docstring or comment naming it is not)
 
     VALID = [
         Valid("""

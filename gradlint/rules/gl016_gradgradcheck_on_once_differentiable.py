@@ -69,6 +69,7 @@ class GradgradcheckOnOnceDifferentiable(Rule):
     severity = Severity.ERROR
     summary = "gradgradcheck on a Function whose backward is @once_differentiable or no-grad"
     requires = MENTIONS_GRADGRADCHECK
+    requires_in_code = True  # (what it needs is code: a docstring or comment naming it is not)
     # it reports on gradcheck calls, found only through names that say gradcheck
     requires_in_file = MENTIONS_GRADCHECK
 

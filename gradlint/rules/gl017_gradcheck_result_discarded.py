@@ -53,6 +53,7 @@ class GradcheckResultDiscarded(Rule):
     severity = Severity.ERROR
     summary = "gradcheck(..., raise_exception=False) whose result is not used: it can never fail"
     requires = MENTIONS_RAISE_EXCEPTION
+    requires_in_code = True  # (what it needs is code: a docstring or comment naming it is not)
     # it reports on gradcheck calls, found only through names that say gradcheck
     requires_in_file = MENTIONS_GRADCHECK
 

@@ -58,6 +58,7 @@ class ForwardAdWithoutJvp(Rule):
     severity = Severity.ERROR
     summary = "check_forward_ad=True on a custom Function that has no jvp (NotImplementedError)"
     requires = MENTIONS_FORWARD_AD
+    requires_in_code = True  # (what it needs is code: a docstring or comment naming it is not)
     # it reports on gradcheck calls, found only through names that say gradcheck
     requires_in_file = MENTIONS_GRADCHECK
 

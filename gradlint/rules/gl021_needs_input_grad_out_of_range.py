@@ -52,6 +52,7 @@ class NeedsInputGradOutOfRange(Rule):
     severity = Severity.ERROR
     summary = "ctx.needs_input_grad indexed or unpacked past forward's inputs (IndexError)"
     requires = MENTIONS_NEEDS_INPUT_GRAD
+    requires_in_code = True  # (what it needs is code: a docstring or comment naming it is not)
 
     VALID = [
         Valid("""

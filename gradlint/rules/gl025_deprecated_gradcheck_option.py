@@ -42,6 +42,7 @@ class DeprecatedGradcheckOption(Rule):
     severity = Severity.ERROR
     summary = "check_sparse_nnz= in gradcheck (removed: TypeError); use masked="
     requires = MENTIONS_SPARSE_NNZ
+    requires_in_code = True  # (what it needs is code: a docstring or comment naming it is not)
     # it reports on gradcheck calls, found only through names that say gradcheck
     requires_in_file = MENTIONS_GRADCHECK
 

@@ -78,6 +78,7 @@ class SelfComparisonInReferenceTest(Rule):
     severity = Severity.ERROR
     summary = "a comparison of a gradient with itself (or with an alias of the same .grad)"
     requires = COMPARES
+    requires_in_code = True  # (what it needs is code: a docstring or comment naming it is not)
     # every finding is on a comparison (`_FUNCTIONS`, `_METHODS_OF_TWO`, `_TENSOR_METHODS`),
     # reached through names that say so: a `ref = x.grad` alone is no finding
     requires_in_file = COMPARISON_NAMES

@@ -57,6 +57,7 @@ class DirtyInputNotReturned(Rule):
     severity = Severity.ERROR
     summary = "ctx.mark_dirty(x) but forward does not return x itself (RuntimeError)"
     requires = MENTIONS_MARK_DIRTY
+    requires_in_code = True  # (what it needs is code: a docstring or comment naming it is not)
 
     VALID = [
         Valid("""

@@ -1,0 +1,70 @@
+"""A block's positions equal libcst's own providers', also when code generation stopped
+early at the nodes a block's findings needed (ParsedBlock.resolve_positions_of)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
+
+from gradlint.engine.blocks import parse_block
+
+CODE = textwrap.dedent('''\
+    # a comment above
+    @torch.no_grad()
+    @staticmethod
+    def backward(ctx, grad_output):  # trailing
+        x, = ctx.saved_tensors
+        if (x > 0).all():
+            return (grad_output * (x
+                                   + 1)), None
+        return [grad_output for _ in range(2)], None
+
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x: "torch.Tensor" = None, *, k=2.0):
+            ctx.save_for_backward(x)
+            return x * k
+    ''')
+
+
+def _all_nodes(module: cst.Module) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            found.append(node)
+            return True
+
+    module.visit(Collect())
+    return found
+
+
+@pytest.mark.parametrize("stop_at", [0, 3, 40, 120, -1])
+def test_positions_after_an_early_stop_equal_libcsts(stop_at: int):
+    block = parse_block(CODE)
+    assert block.module is not None
+    wrapper = MetadataWrapper(block.module, unsafe_skip_copy=True)
+    syntactic = wrapper.resolve(PositionProvider)
+    inclusive = wrapper.resolve(WhitespaceInclusivePositionProvider)
+    nodes = _all_nodes(block.module)
+    block.resolve_positions_of([nodes[stop_at]])  # generation stops after this node
+    # first what the early stop placed, in an order where a node placed with a span cut
+    # short (its ancestors were still open) is asked before anything resolves the rest
+    placed = sorted(block._positions or (), key=lambda node: node in (block._whitespace_positions or ()))
+    assert nodes[stop_at] in placed
+    for node in [*placed, *nodes]:
+        assert block.position(node) == syntactic[node], type(node).__name__
+        assert block.whitespace_position(node) == inclusive[node], type(node).__name__
+
+
+def test_an_early_stop_generates_less_than_the_whole_block():
+    block = parse_block(CODE)
+    assert block.module is not None
+    first_name = next(n for n in _all_nodes(block.module) if isinstance(n, cst.Name))
+    block.resolve_positions_of([first_name])
+    assert block._positions is not None and first_name in block._positions
+    assert len(block._whitespace_positions or ()) < len(_all_nodes(block.module)) / 4
