@@ -253,9 +253,11 @@ def calls_with_context(body: Sequence[cst.CSTNode]) -> list[CallInContext]:
     return found
 
 
-# id(node) -> (node, its calls in context), like _CALLS_IN: the visitor's count of
-# enclosing conditions is back at zero after each top-level node, so visiting the nodes
-# one by one gives what one visitor over the whole body gave.
+# id(node) -> (node, its calls in context): rules ask for the calls of the same forward
+# and backward bodies once per gradcheck call that reaches them, and what a node holds
+# never changes. The visitor's count of enclosing conditions is back at zero after each
+# top-level node, so visiting the nodes one by one gives what one visitor over the whole
+# body gave.
 _CALLS_WITH_CONTEXT: dict = memos.memo(memos.NEAR_ENTRIES)
 
 
