@@ -12,11 +12,12 @@ Both styles are understood:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterator, Sequence
 
 import libcst as cst
 
-from . import torch_api
+from . import memos, torch_api
 from .names import BindingKind, ScopeTable, body_statements, dotted_name
 from .scopes import ModuleContext, Scope, Site, function_scope, walk_statements
 
@@ -35,8 +36,10 @@ class Method:
     scope: Scope
     owner: "AutogradFunction"
 
-    @property
+    @cached_property
     def is_classmethod(self) -> bool:
+        """(Kept once known: ``params``, which rules read again and again, asks it; the
+        answer reads only the method's node, which never changes.)"""
         return any(_decorator_name(d) == "classmethod" for d in self.node.decorators)
 
     @property
@@ -124,7 +127,21 @@ class AutogradFunction:
 
 
 def _class_methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef | None]:
-    """Methods defined in a class body; None for names bound some other way."""
+    """Methods defined in a class body; None for names bound some other way.
+
+    Remembered per class for the lint: a class is looked at as a Function, as a base of
+    others, and for each method asked of it; the answer reads only the class's node."""
+    known = memos.recall(_CLASS_METHODS, id(node), node)
+    if known is memos.MISSING:
+        known = _find_class_methods(node)
+        memos.remember(_CLASS_METHODS, id(node), node, known)
+    return dict(known)  # type: ignore[call-overload]
+
+
+_CLASS_METHODS: dict = memos.memo()  # id(class node) -> (node, its methods)
+
+
+def _find_class_methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef | None]:
     methods: dict[str, cst.FunctionDef | None] = {}
     table = ScopeTable.of_statements(body_statements(node.body))
     for name, bindings in table.bindings.items():

@@ -12,6 +12,7 @@ from .custom_ops import CustomOp, custom_ops
 from .checked_code import CheckedCode, FunctionIndex, checked_code
 from .facts import Evaluator
 from .func_transforms import TransformedApply, transformed_applies
+from .names import mark_without_walrus
 from .gradcheck_calls import GradcheckCall, find_gradcheck_calls, may_call_gradcheck
 from .scopes import ModuleContext, Site
 
@@ -28,6 +29,8 @@ class BlockAnalysis:
         # set when a model used here reads code outside the block beyond what block
         # summaries capture (a custom op's backward in another block): do not cache
         self.reads_other_blocks = False
+        if ":=" not in text:
+            mark_without_walrus(module.body)
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

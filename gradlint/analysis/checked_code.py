@@ -14,7 +14,7 @@ from typing import Sequence
 
 import libcst as cst
 
-from . import traverse
+from . import memos, traverse
 from .autograd_functions import AutogradFunction, model_of_class
 from .gradcheck_calls import GradcheckCall
 from .names import BindingKind
@@ -168,26 +168,9 @@ def _site_of_small(scope: Scope, small: cst.CSTNode) -> Site | None:
     return None
 
 
-class _ApplyCalls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.calls: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-
 def _applied_in(body: Sequence[cst.CSTNode], scope: Scope, index: FunctionIndex) -> list[Applied]:
-    visitor = _ApplyCalls()
-    for node in body:
-        traverse.visit(node, visitor)
     found = []
-    for call in visitor.calls:
+    for call in calls_in(body):
         function = index.applied_function(call, scope)
         if function is not None:
             found.append(Applied(function, call))
@@ -195,11 +178,9 @@ def _applied_in(body: Sequence[cst.CSTNode], scope: Scope, index: FunctionIndex)
 
 
 def calls_in(body: Sequence[cst.CSTNode]) -> list[cst.Call]:
-    """Every call in checked code (nested functions and classes excluded)."""
-    visitor = _ApplyCalls()
-    for node in body:
-        traverse.visit(node, visitor)
-    return visitor.calls
+    """Every call in checked code (nested functions and classes excluded), in source
+    order: the calls ``calls_with_context`` finds (and remembers), without their context."""
+    return [found.call for found in calls_with_context(body)]
 
 
 @dataclass(frozen=True)
@@ -224,13 +205,15 @@ def regions(code: CheckedCode, method: str = "forward") -> list[Region]:
     return found
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # (slots: remembered by the thousand, see _CALLS_WITH_CONTEXT)
 class CallInContext:
     call: cst.Call
     conditional: bool  # inside an `if`, a conditional expression or an `assert`
 
 
 class _CallsInContext(cst.CSTVisitor):
+    skip_trivia = True  # (traverse.visit: layout nodes are neither calls nor conditions)
+
     def __init__(self) -> None:
         self.found: list[CallInContext] = []
         self._conditional = 0
@@ -256,12 +239,26 @@ assert not cst.Call.__subclasses__()
 
 
 def calls_with_context(body: Sequence[cst.CSTNode]) -> list[CallInContext]:
-    visitor = _CallsInContext()
+    found: list[CallInContext] = []
     for node in body:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             continue
-        traverse.visit(node, visitor)
-    return visitor.found
+        known = memos.recall(_CALLS_WITH_CONTEXT, id(node), node)
+        if known is memos.MISSING:
+            visitor = _CallsInContext()
+            traverse.visit(node, visitor)
+            known = tuple(visitor.found)
+            memos.remember(_CALLS_WITH_CONTEXT, id(node), node, known)
+        found.extend(known)
+    return found
+
+
+# id(node) -> (node, its calls in context): rules ask for the calls of the same forward
+# and backward bodies once per gradcheck call that reaches them, and what a node holds
+# never changes. The visitor's count of enclosing conditions is back at zero after each
+# top-level node, so visiting the nodes one by one gives what one visitor over the whole
+# body gave.
+_CALLS_WITH_CONTEXT: dict = memos.memo(memos.NEAR_ENTRIES)
 
 
 @dataclass(frozen=True)

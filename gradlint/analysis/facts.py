@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 
 import libcst as cst
 
-from . import torch_api, transfer
+from . import memos, torch_api, transfer
 from .expressions import _TENSOR_ONLY_CASTS, Expressions, _bool_argument, _literal_bool, _number
 from .fact_types import (UNKNOWN, DtypeFact, Fact, OpaqueFact, Origin, SequenceFact,  # noqa: F401
                          TensorFact, UnknownFact, merge_facts, without_origins)
@@ -72,6 +72,9 @@ class _Branches:
 _MAX_BRANCH_DEPTH = 6  # nested merges: keeps `if` after `if` after `if` from exploding
 
 
+_TOP_FACTS: dict = memos.memo(memos.NEAR_ENTRIES)  # (ids of expr, site, evaluator) -> (expr, site, evaluator, fact)
+
+
 class Evaluator(Expressions):
     def __init__(self, context: ModuleContext, fixtures: "FixtureSource | None" = None):
         self.context = context
@@ -88,6 +91,23 @@ class Evaluator(Expressions):
 
     # public ------------------------------------------------------------------------
     def fact(self, expr: cst.BaseExpression, site: Site, depth: int = 0) -> Fact:
+        if depth or self.parameters or self._comprehension or self._active:
+            return self._fact(expr, site, depth)
+        # Rules ask the facts of the same gradcheck inputs and arguments again and again.
+        # Evaluated from the top (depth 0) with nothing bound, a fact reads only ``expr``,
+        # ``site`` and this evaluator (its module context and fixtures, set before any
+        # evaluation): it is remembered for the lint under all three, which the entry
+        # keeps so that their ids stay theirs. Facts are frozen.
+        key = (id(expr), id(site), id(self))
+        known = _TOP_FACTS.get(key)
+        if known is not None and known[0] is expr and known[1] is site and known[2] is self:
+            return known[3]
+        found = self._fact(expr, site, 0)
+        memos.make_room(_TOP_FACTS)
+        _TOP_FACTS[key] = (expr, site, self, found)
+        return found
+
+    def _fact(self, expr: cst.BaseExpression, site: Site, depth: int) -> Fact:
         if depth > _MAX_DEPTH:
             return UNKNOWN
         node_type = type(expr)  # (every class below is final: `is` answers what isinstance would)
@@ -632,14 +652,15 @@ def _assigns_attribute(node: cst.CSTNode, attr: str) -> bool:
 
 
 class _MethodCalls(cst.CSTVisitor):
-    def __init__(self, name: str):
-        self.name = name
-        self.calls: list[cst.Call] = []
+    """``name.method(...)`` calls, grouped by ``name``."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, list[cst.Call]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and _is_name(func.value, self.name):
-            self.calls.append(node)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            self.calls.setdefault(func.value.value, []).append(node)
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
@@ -647,9 +668,19 @@ class _MethodCalls(cst.CSTVisitor):
 
 def _method_calls_on(small: cst.BaseSmallStatement, name: str) -> list[cst.Call]:
     """``name.method(...)`` calls anywhere in a small statement, in source order."""
-    visitor = _MethodCalls(name)
-    visit(small, visitor)
-    return visitor.calls
+    by_name = memos.recall(_METHOD_CALLS, id(small), small)
+    if by_name is memos.MISSING:
+        visitor = _MethodCalls()
+        visit(small, visitor)
+        by_name = visitor.calls
+        memos.remember(_METHOD_CALLS, id(small), small, by_name)
+    return list(by_name.get(name, ()))  # type: ignore[union-attr]
+
+
+# id(small statement) -> (statement, {name: its method calls}): the facts of a name walk
+# back over every statement before its use, once per name and per use. The calls depend
+# on the statement alone (which never changes); all names are gathered in one visit.
+_METHOD_CALLS: dict = memos.memo(memos.NEAR_ENTRIES)
 
 
 def _calls_receiving(small: cst.BaseSmallStatement, name: str) -> list[cst.Call]:

@@ -95,6 +95,10 @@ class StatementExpressions(cst.CSTVisitor):
         known = _FOUND.get(key)
         if known is not None and known[0] is stmt:
             return list(known[1])
+        fast = _collected(stmt, types) if cls is StatementExpressions else None
+        if fast is not None:
+            memos.remember(_FOUND, key, stmt, tuple(fast))
+            return fast
         collector = cls(stmt, types)
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             for decorator in stmt.decorators:
@@ -113,6 +117,29 @@ class StatementExpressions(cst.CSTVisitor):
         if kind is cst.If and node is not self.root:
             return False  # an `elif` is a statement of its own
         return True
+
+
+def _collected(stmt: cst.BaseStatement, types: tuple[type, ...]) -> list[cst.CSTNode] | None:
+    """What ``StatementExpressions`` finds, by ``traverse.collect`` (None: the visitor is
+    needed, for classes that others derive from)."""
+    if not traverse.is_exact(types):
+        return None
+    wanted = frozenset(types)
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        found: list[cst.CSTNode] = []
+        for decorator in stmt.decorators:
+            part = traverse.collect(decorator, wanted, _CLOSED)
+            if part is None:
+                return None
+            found.extend(part)
+        return found
+    # the statement itself is entered even when it is an `if` (its own header)
+    return traverse.collect(stmt, wanted, _CLOSED)
+
+
+# what a statement's own expressions do not reach into: bodies, scopes of their own, and
+# an `elif` (a statement of its own)
+_CLOSED = _OWN_SCOPE_OR_BODY | {cst.If}
 
 
 # (statement id, collector class, types) -> (statement, nodes found): rules and models ask

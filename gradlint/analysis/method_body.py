@@ -13,7 +13,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from . import traverse
+from . import memos, traverse
 from .autograd_functions import Method
 from .gradcheck_calls import calls_in_statement
 from .names import body_statements, target_names
@@ -28,9 +28,20 @@ class Line:
 
 
 def lines(method: Method) -> list[Line]:
-    """The simple statement lines of a method's own body, in source order."""
-    return [Line(stmt, site) for stmt, site in walk_statements(method.scope.statements, method.scope)
-            if site.scope is method.scope and isinstance(stmt, cst.SimpleStatementLine)]
+    """The simple statement lines of a method's own body, in source order.
+
+    Rules and models ask again and again (ctx calls, stores, mutations): the lines are
+    remembered for the lint by method. They read only the method's scope and statements,
+    which belong to the method; ``Line`` is frozen."""
+    known = memos.recall(_LINES, id(method), method)
+    if known is memos.MISSING:
+        known = tuple(Line(stmt, site) for stmt, site in walk_statements(method.scope.statements, method.scope)
+                      if site.scope is method.scope and isinstance(stmt, cst.SimpleStatementLine))
+        memos.remember(_LINES, id(method), method, known)
+    return list(known)  # type: ignore[call-overload]
+
+
+_LINES: dict = memos.memo(memos.NEAR_ENTRIES)  # id(method) -> (method, its lines)
 
 
 def compound_sites(method: Method) -> Iterator[tuple[cst.BaseStatement, Site]]:
@@ -93,6 +104,8 @@ def ctx_stores(method: Method) -> list[CtxStore]:
 
 
 class _CtxReads(cst.CSTVisitor):
+    skip_trivia = True  # (traverse.visit: an attribute is never inside, nor the child of, a layout node)
+
     def __init__(self, ctx: str):
         self.ctx = ctx
         self.reads: list[tuple[str, cst.Attribute, cst.CSTNode | None]] = []
@@ -236,11 +249,24 @@ def bound_names(method: Method) -> dict[str, int]:
     return {name: len(bindings) for name, bindings in method.scope.table.bindings.items()}
 
 
-def names_in(node: cst.CSTNode) -> set[str]:
+def names_in(node: cst.CSTNode) -> frozenset[str]:
     """Every Name read inside ``node`` (attribute names excluded)."""
-    collector = _Names()
-    traverse.visit(node, collector)
-    return collector.names
+    known = memos.recall(_NAMES_IN, id(node), node)
+    if known is memos.MISSING:
+        collector = _Names()
+        traverse.visit(node, collector)
+        names = frozenset(collector.names)
+        known = _SAME_NAMES.setdefault(names, names)
+        memos.remember(_NAMES_IN, id(node), node, known)
+    return known  # type: ignore[return-value]
+
+
+# id(node) -> (node, the names it reads): following a value back to its origin asks this
+# of every statement in between, for each name followed. The names depend on the node
+# alone (which never changes); the answer is frozen, so no caller can change it.
+_NAMES_IN: dict = memos.memo(memos.NEAR_ENTRIES)
+# one frozenset per distinct answer (statements read the same few names again and again)
+_SAME_NAMES: dict = memos.memo(memos.NEAR_ENTRIES)
 
 
 class _Names(cst.CSTVisitor):

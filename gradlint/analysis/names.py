@@ -14,6 +14,7 @@ from typing import Iterable, Iterator, Sequence
 
 import libcst as cst
 
+from . import memos
 from .traverse import children, visit
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
@@ -245,7 +246,9 @@ class ScopeTable:
 
     @staticmethod
     def of_statements(statements: Iterable[cst.BaseStatement],
-                      params: cst.Parameters | None = None) -> "ScopeTable":
+                      params: cst.Parameters | None = None, may_walrus: bool = True) -> "ScopeTable":
+        """``may_walrus=False``: the statements are known to hold no ``:=`` (their code
+        has none), which spares a function's walk for its ``:=`` targets."""
         bindings: list[Binding] = []
         stars: list[str] = []
         if params is not None:
@@ -254,7 +257,7 @@ class ScopeTable:
         for stmt in statements:
             bindings.extend(statement_bindings(stmt))
             stars.extend(_star_imports(stmt))
-        if params is not None:  # a function: `:=` targets are locals too
+        if params is not None and may_walrus:  # a function: `:=` targets are locals too
             walrus = _WalrusTargets()
             for stmt in statements:
                 visit(stmt, walrus)
@@ -285,6 +288,23 @@ class ScopeTable:
         if bindings and len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGN:
             return bindings[0]
         return None
+
+
+def mark_without_walrus(statements: Iterable[cst.BaseStatement]) -> None:
+    """Note that ``statements`` hold no ``:=`` (the code they were parsed from has none).
+
+    A pure fact about each node (which never changes), remembered for the lint: the
+    tables of the functions inside them then skip the walk for ``:=`` targets."""
+    for stmt in statements:
+        memos.remember(_WITHOUT_WALRUS, id(stmt), stmt, True)
+
+
+def without_walrus(stmt: cst.BaseStatement | None) -> bool:
+    """Is ``stmt`` known to hold no ``:=`` (see ``mark_without_walrus``)?"""
+    return stmt is not None and memos.recall(_WITHOUT_WALRUS, id(stmt), stmt) is True
+
+
+_WITHOUT_WALRUS: dict = memos.memo()  # id(top-level statement) -> (statement, True)
 
 
 class _WalrusTargets(cst.CSTVisitor):

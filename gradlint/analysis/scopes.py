@@ -9,7 +9,7 @@ from typing import Iterator, Sequence
 import libcst as cst
 
 from . import memos, torch_api
-from .names import ScopeTable, body_statements, compound_bodies
+from .names import ScopeTable, body_statements, compound_bodies, without_walrus
 
 
 class Scope:
@@ -87,8 +87,9 @@ def function_scope(node: cst.FunctionDef | cst.Lambda, parent: Scope, site: Site
     if isinstance(node, cst.Lambda):
         return Scope("function", node, _table(node, parent, (), node.params), parent, (), root)
     statements = body_statements(node.body)
-    return Scope("function", node, _table(node, parent, statements, node.params), parent,
-                 statements, root)
+    return Scope("function", node, _table(node, parent, statements, node.params,
+                                          may_walrus=not without_walrus(root)),
+                 parent, statements, root)
 
 
 def class_scope(node: cst.ClassDef, parent: Scope, site: Site) -> Scope:
@@ -98,7 +99,7 @@ def class_scope(node: cst.ClassDef, parent: Scope, site: Site) -> Scope:
 
 
 def _table(node: cst.CSTNode, parent: Scope, statements: Sequence[cst.BaseStatement],
-           params: cst.Parameters | None = None) -> ScopeTable:
+           params: cst.Parameters | None = None, may_walrus: bool = True) -> ScopeTable:
     """A scope's table, built once per lint: every walk over a block makes its scopes anew,
     and the tables (every binding, `:=` targets included) are the costly part."""
     module = parent
@@ -107,7 +108,7 @@ def _table(node: cst.CSTNode, parent: Scope, statements: Sequence[cst.BaseStatem
     known = module.tables.get(id(node))
     if known is not None and known[0] is node:
         return known[1]
-    table = ScopeTable.of_statements(statements, params)
+    table = ScopeTable.of_statements(statements, params, may_walrus)
     module.tables[id(node)] = (node, table)  # (the node is kept: its id stays unique)
     return table
 

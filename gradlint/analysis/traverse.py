@@ -185,7 +185,14 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     custom_visit = cls.on_visit is not _CSTVisitor.on_visit
     custom_leave = cls.on_leave is not _CSTVisitor.on_leave
     if custom_visit or custom_leave:
-        _walk_generic(node, visitor, TRIVIA if getattr(visitor, "skip_trivia", False) else _NOTHING)
+        skip = TRIVIA if getattr(visitor, "skip_trivia", False) else _NOTHING
+        leaves = plan.get(_LEAVES)
+        if leaves is None:
+            leaves = plan[_LEAVES] = custom_leave or _has_leave_hooks(cls)
+        if leaves:
+            _walk_generic(node, visitor, skip)
+        else:
+            _walk_visit_only(node, visitor, skip)
     else:
         _walk_hooks(node, visitor, plan, plan[_SKIP])
 
@@ -207,6 +214,40 @@ def _walk_generic(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset) -
             elif kind not in _OTHER_TYPES and _is_node(value) and kind not in skip:
                 _walk_generic(value, visitor, skip)
     visitor.on_leave(node)
+
+
+_LEAVES = object()  # the plan's entry for "on_leave does something" (generic walks)
+
+
+def _has_leave_hooks(visitor_class: type) -> bool:
+    """Does the visitor define a ``leave_<Node>`` hook? Without one (and without its own
+    ``on_leave``), libcst's ``on_leave`` only looks up do-nothing defaults: not calling it
+    changes nothing."""
+    for klass in visitor_class.__mro__:
+        if klass is _CSTVisitor:
+            break
+        if any(name.startswith("leave_") for name in vars(klass)):
+            return True
+    return False
+
+
+def _walk_visit_only(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset) -> None:
+    """``_walk_generic`` for a visitor whose ``on_leave`` does nothing."""
+    if visitor.on_visit(node):
+        for name in _FIELDS.get(type(node)) or _fields_of(node):
+            value = getattr(node, name)
+            kind = type(value)
+            if kind in _NODE_TYPES:
+                if kind not in skip:
+                    _walk_visit_only(value, visitor, skip)
+            elif kind is tuple or kind is list:
+                for item in value:
+                    item_kind = type(item)
+                    if item_kind in _NODE_TYPES or (item_kind not in _OTHER_TYPES and _is_node(item)):
+                        if item_kind not in skip:
+                            _walk_visit_only(item, visitor, skip)
+            elif kind not in _OTHER_TYPES and _is_node(value) and kind not in skip:
+                _walk_visit_only(value, visitor, skip)
 
 
 def _hooks(visitor: cst.CSTVisitor, plan: dict, node_class: type
@@ -242,3 +283,47 @@ def _walk_hooks(node: cst.CSTNode, visitor: cst.CSTVisitor, plan: dict, skip: fr
                 _walk_hooks(value, visitor, plan, skip)
     if leave is not None:
         leave(visitor, node)
+
+
+def collect(root: cst.CSTNode, wanted: frozenset[type], closed: frozenset[type]
+            ) -> list[cst.CSTNode] | None:
+    """The nodes of the ``wanted`` classes (exact classes) at or under ``root``, in the
+    order a visitor meets them, without entering the descendants of a ``closed`` class
+    (which are still collected when wanted) nor layout nodes.
+
+    What a visitor that records in ``on_visit`` and returns False for closed classes
+    finds, with neither a visitor nor its method calls per node. None within
+    ``libcst_traversal`` (the caller then uses its visitor)."""
+    if _USE_LIBCST:
+        return None
+    found: list[cst.CSTNode] = []
+    _collect(root, wanted, closed, found)
+    return found
+
+
+def _collect(node: cst.CSTNode, wanted: frozenset[type], closed: frozenset[type],
+             found: list[cst.CSTNode]) -> None:
+    if type(node) in wanted:
+        found.append(node)
+    for name in _FIELDS.get(type(node)) or _fields_of(node):
+        value = getattr(node, name)
+        kind = type(value)
+        if kind is tuple or kind is list:
+            for item in value:
+                item_kind = type(item)
+                if item_kind in _NODE_TYPES or (item_kind not in _OTHER_TYPES and _is_node(item)):
+                    if item_kind in TRIVIA:
+                        continue
+                    if item_kind in closed:
+                        if item_kind in wanted:
+                            found.append(item)
+                    else:
+                        _collect(item, wanted, closed, found)
+        elif kind in _NODE_TYPES or (kind not in _OTHER_TYPES and _is_node(value)):
+            if kind in TRIVIA:
+                continue
+            if kind in closed:
+                if kind in wanted:
+                    found.append(value)
+            else:
+                _collect(value, wanted, closed, found)

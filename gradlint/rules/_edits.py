@@ -125,6 +125,8 @@ def contains(root: cst.CSTNode, target: cst.CSTNode) -> bool:
 
 
 class _Finder(cst.CSTVisitor):
+    skip_trivia = True  # (traverse.visit: the targets looked for are never layout nodes)
+
     def __init__(self, target: cst.CSTNode):
         self.target = target
         self.found = False
@@ -137,6 +139,8 @@ class _Finder(cst.CSTVisitor):
 
 class _NameLoads(cst.CSTVisitor):
     """Uses of a name in a scope, outside some subtrees, ignoring binding targets."""
+
+    skip_trivia = True  # (traverse.visit: its hooks name no layout node)
 
     def __init__(self, name: str, skip: Iterable[cst.CSTNode]):
         self.name = name

@@ -5,6 +5,7 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
+from ..analysis import memos
 from ..analysis.autograd_functions import AutogradFunction, Method, gradient_names
 from ..analysis.block import BlockAnalysis
 from ..analysis.names import BindingKind
@@ -718,7 +719,22 @@ class _Returns(cst.CSTVisitor):
 
 
 def backward_returns(method: Method) -> Iterator[_Returned]:
-    """Every `return` of a backward with how many values it gives (when known)."""
+    """Every `return` of a backward with how many values it gives (when known).
+
+    Several rules ask, some once per input: the answer is remembered for the lint. It is
+    safe to share: it reads only ``method`` (its nodes and scope, which belong to the same
+    lint), and ``_Returned`` is frozen."""
+    known = memos.recall(_BACKWARD_RETURNS, id(method), method)
+    if known is memos.MISSING:
+        known = tuple(_backward_returns(method))
+        memos.remember(_BACKWARD_RETURNS, id(method), method, known)
+    return iter(known)
+
+
+_BACKWARD_RETURNS: dict = memos.memo(memos.NEAR_ENTRIES)  # id(method) -> (method, its returns)
+
+
+def _backward_returns(method: Method) -> Iterator[_Returned]:
     visitor = _Returns()
     for stmt in method.scope.statements:
         visit(stmt, visitor)

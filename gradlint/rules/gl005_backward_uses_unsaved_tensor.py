@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import builtins
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import libcst as cst
 
+from ..analysis import memos
 from ..analysis.autograd_functions import AutogradFunction, Method
 from ..analysis.block import BlockAnalysis
 from ..analysis.names import compound_bodies, target_names
@@ -601,7 +602,24 @@ def _stored_as(method: Method, name: str) -> str | None:
 
 # -- ctx.saved_tensors ----------------------------------------------------------------
 def _save_calls(method: Method, ctx: str | None = None) -> list[cst.Call]:
+    """``ctx.save_for_backward(...)`` calls in ``method``'s body.
+
+    The rule asks again for each unpacking and indexing of ``ctx.saved_tensors``: the
+    calls are remembered for the lint, by method and ctx name (the answer reads nothing
+    else: the method's own statements, which never change)."""
     ctx = ctx or method.context_name
+    key = (id(method), ctx)
+    known = memos.recall(_SAVE_CALLS, key, method)
+    if known is memos.MISSING:
+        known = tuple(_find_save_calls(method, ctx))
+        memos.remember(_SAVE_CALLS, key, method, known)
+    return list(known)  # type: ignore[arg-type]
+
+
+_SAVE_CALLS: dict = memos.memo(memos.NEAR_ENTRIES)  # (id(method), ctx name) -> (method, its save calls)
+
+
+def _find_save_calls(method: Method, ctx: str | None) -> list[cst.Call]:
     calls: list[cst.Call] = []
 
     class Finder(cst.CSTVisitor):
@@ -719,7 +737,6 @@ def _unpacking(block: BlockAnalysis, function: AutogradFunction, backward: Metho
     args = call.args if call is not None else ()
     count = len(args)
     where = "forward" if method is function.forward else "setup_context"
-    names = [block.code(a.value) for a in args]
     ctx = backward.context_name
     for line in _lines(backward.scope.statements):
         for small in line.body:
@@ -738,7 +755,7 @@ def _unpacking(block: BlockAnalysis, function: AutogradFunction, backward: Metho
                     continue
                 unpacked = len(target.elements)
                 if unpacked != count:
-                    listed = ", ".join(f"`{n}`" for n in names) if all(len(n) < 20 for n in names) else ""
+                    listed = _listed(block, args)
                     message = (f"backward unpacks {unpacked} saved tensor{'s' if unpacked != 1 else ''} "
                                f"but {where} saved {count or 'nothing'}{f' ({listed})' if listed else ''}; "
                                f"ValueError when backward runs")
@@ -753,6 +770,13 @@ def _unpacking(block: BlockAnalysis, function: AutogradFunction, backward: Metho
                 yield Report(target, message, site, fix)
 
 
+def _listed(block: BlockAnalysis, args: Sequence[cst.Arg]) -> str:
+    """The saved values as the message lists them (written out only for a report: the
+    code of a node is generated anew each time)."""
+    names = [block.code(a.value) for a in args]
+    return ", ".join(f"`{n}`" for n in names) if all(len(n) < 20 for n in names) else ""
+
+
 def _indexing(block: BlockAnalysis, function: AutogradFunction, backward: Method
               ) -> Iterator[Report]:
     """``ctx.saved_tensors[i]`` (or ``saved[i]`` after ``saved = ctx.saved_tensors``) past
@@ -764,8 +788,6 @@ def _indexing(block: BlockAnalysis, function: AutogradFunction, backward: Method
     args = call.args if call is not None else ()
     count = len(args)
     where = "forward" if method is function.forward else "setup_context"
-    names = [block.code(a.value) for a in args]
-    listed = ", ".join(f"`{n}`" for n in names) if all(len(n) < 20 for n in names) else ""
     ctx = backward.context_name
     aliases = {name for name, bindings in backward.scope.table.bindings.items()
                if len(bindings) == 1 and bindings[0].value is not None
@@ -776,6 +798,7 @@ def _indexing(block: BlockAnalysis, function: AutogradFunction, backward: Method
     for node, index in finder.found:
         if -count <= index < count:
             continue
+        listed = _listed(block, args)
         message = (f"backward reads saved tensor [{index}] but {where} saved {count or 'nothing'}"
                    f"{f' ({listed})' if listed else ''}; IndexError when backward runs")
         yield Report(node, message, _site_of_name(backward, node))  # type: ignore[arg-type]
@@ -909,6 +932,8 @@ def _deepest_site(method: Method, top: cst.BaseStatement, node: cst.Name) -> Sit
 
 
 class _Contains(cst.CSTVisitor):
+    skip_trivia = True  # (traverse.visit: the targets looked for are never layout nodes)
+
     def __init__(self, target: cst.CSTNode):
         self.target = target
         self.found = False

@@ -405,6 +405,8 @@ def _like_call(call: cst.Call) -> bool:
 class _Uses(cst.CSTVisitor):
     """Uses of a name with their parent node (an argument's parent is its call)."""
 
+    skip_trivia = True  # (traverse.visit: a name is never inside, nor the child of, a layout node)
+
     def __init__(self, name: str):
         self.name = name
         self.found: list[tuple[cst.Name, cst.CSTNode | None]] = []
