@@ -95,6 +95,8 @@ def check_files(jobs: Sequence[Job], *, workers: int = 0, fixing: bool = False,
                 pass
         pending.append((position, size))
 
+    if use_cache and pending:
+        release_memory(collect=False)  # the files just read for their keys (before forking)
     tasks = [(jobs[position], fixing, unsafe, use_cache, count_fixes) for position, _ in pending]
     count = workers if workers > 0 else default_workers()
     total = sum(size for _, size in pending)
