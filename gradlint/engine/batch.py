@@ -195,8 +195,8 @@ def _in_workers(tasks: list[tuple], sizes: list[int], count: int) -> list[tuple[
 # The bytes of source checked at once, over all workers: a worker's memory peaks with the
 # tree it holds (torch's 450 kB distributed_test.py: 150 MB), and trees at once add up. While
 # a big file is checked, the other workers take only files that fit beside it. (Whole torch,
-# peak RSS of the process tree: 282-316 MB when only files over 128 kB were kept apart;
-# see benchmarks/results-scale.md.)
+# peak RSS of the process tree: 282-316 MB when only files over 128 kB were kept apart,
+# 288-297 MB with this budget; see benchmarks/results-scale.md.)
 BYTES_IN_FLIGHT = 512 * 1024
 
 
