@@ -197,6 +197,7 @@ class BlockCache:
         self.epoch = 0
         self.hits = 0
         self.misses = 0
+        self.parsed_bytes = 0  # estimated bytes of every block parsed so far (never decreases)
 
     def mark(self) -> None:
         """A new lint starts: what it uses is protected from eviction until the next mark."""
@@ -214,6 +215,7 @@ class BlockCache:
         size = estimated_bytes(entry)
         self._entries[text] = (entry, size, self.epoch)
         self.bytes += size
+        self.parsed_bytes += size
         return entry
 
     def trim(self) -> None:
