@@ -83,12 +83,12 @@ class ProjectConfigs:
         return options
 
 
-# A lint that parsed this much (estimated bytes of trees, about a 10,000-line file) leaves
-# millions of objects in the block cache for the next keystroke. Python's cyclic collector
-# would traverse them all again in a full collection every so many edits: 0.9 s on a
-# 50,000-line file, one edit in twenty. They are collected once, right after that lint,
-# and frozen: the collector no longer looks at them, while reference counting still frees
-# them when the cache lets go (a libcst tree holds no reference cycles).
+# Lints that parsed this much since the last time (estimated bytes of trees, about a
+# 10,000-line file) leave millions of objects in the block cache for the next keystroke.
+# Python's cyclic collector would traverse them all again in a full collection every so many
+# edits: 0.9 s on a 50,000-line file, one edit in twenty. They are collected once, right
+# after such a lint, and frozen: the collector no longer looks at them, while reference
+# counting still frees them when the cache lets go (a libcst tree holds no reference cycles).
 FREEZE_AFTER_BYTES = 16 * 2 ** 20
 
 
@@ -110,6 +110,7 @@ class Linter:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradlint-lint")
         self._latest: dict[str, object] = {}  # document -> token of its newest lint
         self._closed = False
+        self._parsed_at_settle = 0  # the block cache's parsed bytes at the last _settle
 
     async def lint(self, text: str, path: str, options: LintOptions, *,
                    supersede: str | None = None,
@@ -135,7 +136,6 @@ class Linter:
             return lint_source(text, path, options, self.cache, cancelled=cancelled,
                                progress=partial if on_partial is not None else None)
 
-        parsed_before = self.cache.blocks.parsed_bytes
         try:
             result = await loop.run_in_executor(self._executor, run)
         except LintCancelled:
@@ -143,9 +143,14 @@ class Linter:
         finally:
             if supersede is not None and self._latest.get(supersede) is token:
                 del self._latest[supersede]
-        if self.cache.blocks.parsed_bytes - parsed_before >= FREEZE_AFTER_BYTES:
-            self._executor.submit(_settle)  # after this lint's findings are published
+            self._settle_if_parsed_much()  # (also after a lint a newer one superseded)
         return result.findings
+
+    def _settle_if_parsed_much(self) -> None:
+        parsed = self.cache.blocks.parsed_bytes
+        if parsed - self._parsed_at_settle >= FREEZE_AFTER_BYTES and not self._closed:
+            self._parsed_at_settle = parsed
+            self._executor.submit(_settle)  # queued after this lint: its findings go out first
 
     async def fix_all(self, text: str, path: str, options: LintOptions) -> str:
         loop = asyncio.get_running_loop()

@@ -88,6 +88,15 @@ async def test_the_trees_of_a_big_lint_are_frozen_out_of_the_collectors_sight():
         await linter.call(lambda: None)
         assert linter.cache.blocks.parsed_bytes - before >= FREEZE_AFTER_BYTES
         assert gc.get_freeze_count() > 100_000
+        gc.unfreeze()
+        for start in (1, 2):  # superseded lints' parsing counts too (typing right after opening)
+            task = asyncio.ensure_future(linter.lint(module(8000, start=start * 100_000),
+                                                     "big.py", LintOptions(), supersede="big"))
+            if start == 1:
+                await asyncio.sleep(1.0)  # the first is superseded part-way
+        await task
+        await linter.call(lambda: None)
+        assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
         linter.shutdown()
