@@ -189,31 +189,30 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         leaves = plan.get(_LEAVES)
         if leaves is None:
             leaves = plan[_LEAVES] = custom_leave or _has_leave_hooks(cls)
-        if leaves:
-            _walk_generic(node, visitor, skip)
-        else:
-            _walk_visit_only(node, visitor, skip)
+        _walk_generic(node, visitor, skip, leaves)
     else:
         _walk_hooks(node, visitor, plan, plan[_SKIP])
 
 
-def _walk_generic(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset) -> None:
+def _walk_generic(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset, leaves: bool) -> None:
+    """``leaves``: does the visitor's ``on_leave`` do anything (else it is not called)?"""
     if visitor.on_visit(node):
         for name in _FIELDS.get(type(node)) or _fields_of(node):
             value = getattr(node, name)
             kind = type(value)
             if kind in _NODE_TYPES:
                 if kind not in skip:
-                    _walk_generic(value, visitor, skip)
+                    _walk_generic(value, visitor, skip, leaves)
             elif kind is tuple or kind is list:
                 for item in value:
                     item_kind = type(item)
                     if item_kind in _NODE_TYPES or (item_kind not in _OTHER_TYPES and _is_node(item)):
                         if item_kind not in skip:
-                            _walk_generic(item, visitor, skip)
+                            _walk_generic(item, visitor, skip, leaves)
             elif kind not in _OTHER_TYPES and _is_node(value) and kind not in skip:
-                _walk_generic(value, visitor, skip)
-    visitor.on_leave(node)
+                _walk_generic(value, visitor, skip, leaves)
+    if leaves:
+        visitor.on_leave(node)
 
 
 _LEAVES = object()  # the plan's entry for "on_leave does something" (generic walks)
@@ -229,25 +228,6 @@ def _has_leave_hooks(visitor_class: type) -> bool:
         if any(name.startswith("leave_") for name in vars(klass)):
             return True
     return False
-
-
-def _walk_visit_only(node: cst.CSTNode, visitor: cst.CSTVisitor, skip: frozenset) -> None:
-    """``_walk_generic`` for a visitor whose ``on_leave`` does nothing."""
-    if visitor.on_visit(node):
-        for name in _FIELDS.get(type(node)) or _fields_of(node):
-            value = getattr(node, name)
-            kind = type(value)
-            if kind in _NODE_TYPES:
-                if kind not in skip:
-                    _walk_visit_only(value, visitor, skip)
-            elif kind is tuple or kind is list:
-                for item in value:
-                    item_kind = type(item)
-                    if item_kind in _NODE_TYPES or (item_kind not in _OTHER_TYPES and _is_node(item)):
-                        if item_kind not in skip:
-                            _walk_visit_only(item, visitor, skip)
-            elif kind not in _OTHER_TYPES and _is_node(value) and kind not in skip:
-                _walk_visit_only(value, visitor, skip)
 
 
 def _hooks(visitor: cst.CSTVisitor, plan: dict, node_class: type
