@@ -16,13 +16,14 @@ import warnings
 
 import torch
 
-from . import caller_inputs, checks, customops, funcchecks, gradchecks, test_callers
+from . import checks, customops, funcchecks, gradchecks
+from .inputs import caller_inputs, test_callers
 from .introspect import defines, is_once_differentiable
 from .loading import Loader
 from .outcome import Outcome, Reporter, is_users
 from .protocol import CALL_SITE_OPTIONS, DEFAULT_OPTIONS, base_result
 from .subject import prepare
-from .synthesis import STRUCTURED, Recipe, _shape_strategies, synthesize
+from .inputs.synthesis import STRUCTURED, Recipe, _shape_strategies, synthesize
 from .tensors import as_tuple, max_abs_diff
 from .text import exc_text, first_line
 from .userframes import user_roots

@@ -13,7 +13,7 @@ import inspect
 import torch
 
 from . import callers
-from .introspect import uses_setup_context
+from ..introspect import uses_setup_context
 from .kinds import (BOOL, CALLABLE, DEFAULT, FLOAT, INDEX, INT, INT_TENSOR, MASK, NONE, OBJECT, SEQUENCE,  # noqa: F401
                     SIZE, STR, TENSOR, UNSUPPORTED)
 from .param_usage import (Evidence, _ctx_flow, _defined_in_user_class, _none_gradient_positions, _source_tree, _Usage,

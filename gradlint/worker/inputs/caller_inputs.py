@@ -22,8 +22,8 @@ import torch
 
 from . import params as P
 from .synthesis import _backward_error, _finite, _Search, _shape_strategies, shape_hints
-from .tensors import is_tensor
-from .text import exc_text, first_line
+from ..tensors import is_tensor
+from ..text import exc_text, first_line
 
 MAX_SECONDS = 20.0  # for all callers together
 MAX_FILES = 3000  # files of the package read to find callers

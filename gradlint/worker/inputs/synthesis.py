@@ -17,9 +17,9 @@ import time
 import torch
 
 from . import params as P
-from .outcome import Outcome, is_memory_error, needs_a_device
-from .tensors import as_tuple, away_from_zero, is_tensor
-from .text import exc_text, first_line
+from ..outcome import Outcome, is_memory_error, needs_a_device
+from ..tensors import as_tuple, away_from_zero, is_tensor
+from ..text import exc_text, first_line
 
 MAX_ATTEMPTS = 240
 MAX_SECONDS = 20.0
@@ -291,7 +291,7 @@ def _unsupported(params):
 
 def synthesize(fn, fclass, spec, opts, reporter):
     """(args, info, recipe) for ``fn``, or an Outcome (no_inputs, or the code's own bug)."""
-    from . import customops
+    from .. import customops
 
     params = customops.schema_params(fn) if customops.is_op(fn) else P.infer(fn, fclass)
     if params is None:
