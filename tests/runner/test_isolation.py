@@ -130,3 +130,15 @@ def test_runner_does_not_print_or_read_environment_settings():
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 assert not any(m.split(".")[0] == "torch" for m in mods), (name, node.lineno)
+
+
+def test_every_worker_module_is_listed_in_its_package_docstring():
+    """The worker's ``__init__`` (and each subpackage's) names every module it holds."""
+    for folder, dirs, names in os.walk(WORKER_DIR):
+        if "__init__.py" not in names:
+            continue
+        doc = ast.get_docstring(_tree(os.path.join(folder, "__init__.py"))) or ""
+        own = [os.path.splitext(n)[0] for n in names if n.endswith(".py") and n != "__init__.py"]
+        own += [d for d in dirs if os.path.exists(os.path.join(folder, d, "__init__.py"))]
+        missing = [m for m in own if "``%s``" % m not in doc]
+        assert not missing, (folder, missing)
