@@ -43,56 +43,13 @@ import libcst as cst
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from real_code_accuracy import download, extract  # noqa: E402
 
-# (PyPI name, version, what the interpreter needs to import it besides torch/numpy/scipy)
-PACKAGES: list[tuple[str, str, list[str]]] = [
-    ("entmax", "1.3", []),
-    ("sparsemax", "0.1.9", []),
-    ("pytorch-wavelets", "1.3.0", ["PyWavelets==1.9.0", "setuptools==80.9.0", "dtcwt==0.14.0",  # pkg_resources, tests
-                                   "py3nvml==0.2.7"]),  # its tests import it
-    ("roma", "1.8.0", []),
-    ("pypose", "0.9.5", []),
-    ("pyro-ppl", "1.9.2", ["pyro-api==0.1.2", "opt_einsum==3.4.0", "tqdm==4.70.1"]),
-    ("torch-struct", "0.5", []),
-    ("e3nn", "0.6.0", ["sympy==1.14.0", "opt-einsum-fx==0.1.4", "opt_einsum==3.4.0"]),
-    ("gpytorch", "1.15.2", ["linear_operator==0.6.1", "jaxtyping==0.3.11", "scikit-learn==1.9.1",
-                            "mpmath==1.3.0"]),
-    ("kornia", "0.9.0", ["kornia-rs==0.2.0"]),
-    ("monai", "1.6.1", []),
-]
-BASE_REQUIREMENTS = ["torch==2.13.0", "numpy==1.26.4", "scipy==1.17.1", "pytest==9.2.0"]  # numpy<2: dtcwt (wavelets tests)
+from runner_hand import confirmed_wrong, find_functions, items_for, label, relative, run_hand  # noqa: E402
+from runner_hand_inputs import HAND  # noqa: E402
+from runner_mutants import MUTATIONS, mutate  # noqa: E402,F401 - mutate: tests import it from here
+from runner_sets import SETS  # noqa: E402
 
-# Functions whose backward is not meant to be the derivative of forward (`file::Class` patterns),
-# each checked by reading the code; gradcheck cannot agree with them, and should not.
-NOT_A_DERIVATIVE = {
-    "*::QuantizeCategorical": "straight-through estimator (pyro relaxed_straight_through)",
-    "*::QuantizeBernoulli": "straight-through estimator (pyro relaxed_straight_through)",
-    "pyro/distributions/*::_*Sample": "a sampler whose backward is a variance-reduced gradient estimator "
-                                      "(control variates, transport), not the pathwise derivative (pyro)",
-    "pyro/contrib/oed/eig.py::_EwmaLogFn": "gradient from a moving average of past inputs (pyro docstring)",
-    "pypose/lietensor/operation.py::*": "Lie-group maps: gradients in the tangent space, not the Euclidean "
-                                        "derivative of the input coordinates (pypose)",
-    "roma/mappings.py::_ProcrustesRegularization*": "adds a regularization term to the gradient; 'cannot be "
-                                                    "expressed as the derivative of any function' (roma docstring)",
-    "kornia/geometry/epipolar/essential.py::_NullSpaceBasis": "differentiates the spanned subspace, not the "
-                                                             "returned basis (gauge-invariant by design)",
-    "*::_AutoGradReLU": "guided backpropagation for saliency maps (monai visualize)",
-    "*::_UncheckedAssign": "gradient rerouting for an in-place assignment (torchdiffeq)",
-    "*::_StitchGradient": "gradient rerouting (torchdiffeq)",
-    "*::ImplicitFnGradientRerouting": "gradient rerouting (torchdiffeq)",
-    "*::_SampledLogSumExp": "forward samples; backward is a score-function estimate (torch-struct)",
-    "*::_MultiSampledLogSumExp": "forward samples; backward is a score-function estimate (torch-struct)",
-    "torch_struct/semirings/sparse_max.py::_SparseMaxGrad": "forward is the identity; backward applies "
-                                                             "sparsemax's Jacobian: a gradient hook (torch-struct)",
-    "gpytorch/variational/*::_NaturalToMuVarSqrt": "backward returns the natural gradient (the gradient w.r.t. "
-                                                   "the expectation parameters) for NGD: 'Calculates the natural "
-                                                   "gradient with respect to nat_mean, nat_covar' (gpytorch)",
-    "gpytorch/variational/*::_TrilNaturalToMuVarSqrt": "backward is _NaturalToMuVarSqrt's natural gradient, "
-                                                       "carried to the Cholesky parameterisation (gpytorch NGD)",
-    "gpytorch/variational/ciq_variational_strategy.py::_NgdInterpTerms": "'the gradients will be with respect to the "
-                                                                         "cannonical parameters … rather than the "
-                                                                         "natural parameters … natural gradient "
-                                                                         "descent' (gpytorch docstring)",
-}
+NOT_A_DERIVATIVE: dict[str, str] = dict(SETS["old"]["not_a_derivative"])  # the chosen set's, set by main()
+HAND_OF_SET: dict[str, list[dict]] = {}  # the chosen set's hand gradchecks, set by main()
 
 
 def by_design(target: str) -> str | None:
@@ -102,7 +59,6 @@ def by_design(target: str) -> str | None:
     return None
 
 
-MUTATIONS = ("scale", "negate", "swap", "zero")
 GRADIENT_VERDICTS = {"wrong_gradient", "undefined_grad", "batched_grad", "gradcheck_failed",
                      "non_differentiable_point"}
 
@@ -113,13 +69,13 @@ def log(message: str) -> None:
 
 # -- the interpreter the runs use ---------------------------------------------------------
 
-def run_venv(cache: Path, extra: list[str]) -> Path:
+def run_venv(cache: Path, base: list[str], extra: list[str]) -> Path:
     venv = cache / "runvenv"
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     stamp = venv / ".requirements"
-    wanted = sorted(set(BASE_REQUIREMENTS + extra))
+    wanted = sorted(set(base + extra))
     if not stamp.exists() or stamp.read_text().split() != wanted:
         log("installing the run interpreter's packages ...")
         subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
@@ -167,89 +123,6 @@ def outcome(entry: dict) -> str:
     return "error"
 
 
-# -- mutants ------------------------------------------------------------------------------
-
-class BackwardMutator(cst.CSTTransformer):
-    """Mutates the returns of ``Class.backward`` (or ``vjp``) in one way."""
-
-    def __init__(self, class_name: str, mutation: str):
-        self.class_name = class_name
-        self.mutation = mutation
-        self.depth = 0
-        self.in_class = False
-        self.in_backward = False
-        self.changed = 0
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        if node.name.value == self.class_name and self.depth == 0:
-            self.in_class = True
-        self.depth += 1
-        return True
-
-    def leave_ClassDef(self, original, updated):
-        self.depth -= 1
-        if original.name.value == self.class_name and self.depth == 0:
-            self.in_class = False
-        return updated
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        if self.in_class and node.name.value in ("backward", "vjp") and not self.in_backward:
-            self.in_backward = True
-            self._def = node
-        return True
-
-    def leave_FunctionDef(self, original, updated):
-        if self.in_backward and original is getattr(self, "_def", None):
-            self.in_backward = False
-        return updated
-
-    def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
-        if not self.in_backward or updated.value is None:
-            return updated
-        value = updated.value
-        whole = value  # `(dx,) + (None,) * 5`: the gradients are the left tuple's
-        concatenated = isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) \
-            and isinstance(value.left, cst.Tuple)
-        if concatenated:
-            value = value.left
-        elements = list(value.elements) if isinstance(value, cst.Tuple) else None
-        exprs = [e.value for e in elements] if elements is not None else [value]
-        real = [i for i, e in enumerate(exprs) if not (isinstance(e, cst.Name) and e.value == "None")
-                and not isinstance(e, cst.StarredElement)]
-        if not real:
-            return updated
-        first = real[0]
-        new = list(exprs)
-        wrap = lambda e: cst.parse_expression(f"({cst.Module([]).code_for_node(e)})")  # noqa: E731
-        if self.mutation == "scale":
-            new[first] = cst.parse_expression(f"2.0 * {cst.Module([]).code_for_node(wrap(exprs[first]))}")
-        elif self.mutation == "negate":
-            new[first] = cst.parse_expression(f"-{cst.Module([]).code_for_node(wrap(exprs[first]))}")
-        elif self.mutation == "zero":
-            new[first] = cst.parse_expression(
-                f"__import__('torch').zeros_like({cst.Module([]).code_for_node(exprs[first])})")
-        elif self.mutation == "swap":
-            if len(real) < 2:
-                return updated
-            a, b = real[0], real[1]
-            new[a], new[b] = exprs[b], exprs[a]
-        self.changed += 1
-        if elements is None:
-            return updated.with_changes(value=new[0])
-        tuple_ = value.with_changes(elements=[e.with_changes(value=v) for e, v in zip(elements, new)])
-        return updated.with_changes(value=whole.with_changes(left=tuple_) if concatenated else tuple_)
-
-
-def mutate(source: str, class_name: str, mutation: str) -> str | None:
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError:
-        return None
-    mutator = BackwardMutator(class_name, mutation)
-    new = module.visit(mutator)
-    return new.code if mutator.changed else None
-
-
 # -- one package -----------------------------------------------------------------------------
 
 def checkout(cache: Path, name: str, version: str, tag: str) -> Path:
@@ -263,7 +136,7 @@ def checkout(cache: Path, name: str, version: str, tag: str) -> Path:
 
 
 def measure_package(cache: Path, name: str, version: str, python: Path, gradlint: Path,
-                    mutants: bool, tag: str) -> dict:
+                    mutations: tuple[str, ...], tag: str, hand: dict[str, list[dict]]) -> dict:
     root = checkout(cache, name, version, tag)
     t0 = time.monotonic()
     entries = gradlint_run(["."], root, python, gradlint)
@@ -272,9 +145,7 @@ def measure_package(cache: Path, name: str, version: str, python: Path, gradlint
     for entry in entries:
         kind = entry.get("kind")
         target = entry.get("target", "")
-        row = {"target": target, "outcome": outcome(entry),
-               "summary": (entry.get("result") or {}).get("summary", "") or entry.get("skipped", ""),
-               "inputs": entry.get("inputs_source", "")}
+        row = _row(entry)
         if kind == "function_class":
             symbol = target.split("::")[-1].split(".")[-1]
             row["class"] = symbol
@@ -283,34 +154,96 @@ def measure_package(cache: Path, name: str, version: str, python: Path, gradlint
             functions.append(row)
         else:
             calls.append(row)
-    mutant_rows = []
-    if mutants:
-        mutant_rows = run_mutants(root, functions, python, gradlint)
+    if hand:
+        label_functions(root, functions, python, hand)
+    mutant_rows = run_mutants(root, functions, python, gradlint, mutations, bool(hand)) if mutations else []
     return {"package": name, "version": version, "seconds": seconds, "functions": functions,
             "calls": calls, "mutants": mutant_rows}
 
 
-def run_mutants(root: Path, functions: list[dict], python: Path, gradlint: Path) -> list[dict]:
-    """Every mutant as a sibling module of its original (same package, so relative imports
-    work), all run by one `gradlint run` (one worker start)."""
-    planned, written, in_place = [], [], []
+def _row(entry: dict) -> dict:
+    result = entry.get("result") or {}
+    return {"target": entry.get("target", ""), "outcome": outcome(entry),
+            "summary": result.get("summary", "") or entry.get("skipped", ""),
+            "verdict": result.get("verdict"), "inputs": entry.get("inputs_source", ""),
+            "proof": result.get("proof"), "seconds": (result.get("timings") or {}).get("total_s")}
+
+
+def hand_specs(hand: dict[str, list[dict]], target: str) -> list[dict]:
+    for pattern, specs in hand.items():
+        if fnmatch.fnmatch(target, pattern) or fnmatch.fnmatch(target, "*/" + pattern):
+            return specs
+    return []
+
+
+def label_functions(root: Path, functions: list[dict], python: Path, hand: dict[str, list[dict]]) -> None:
+    """Each Function's label from its hand gradchecks: correct, by design, or why it is neither."""
     for fn in functions:
-        if fn["by_design"]:
+        specs = hand_specs(hand, fn["target"])
+        results = list(run_hand(python, root, items_for(fn["file"], fn["class"], specs, fn["target"])).values())
+        fn["hand"] = results
+        fn["label"] = "by_design" if fn["by_design"] else label(results, specs)
+
+
+def hand_only(cache: Path, name: str, version: str, python: Path, mutations: tuple[str, ...], tag: str) -> None:
+    """Labels and mutant confirmations from the hand gradchecks alone (no gradlint run)."""
+    root = checkout(cache, name, version, tag)
+    for file, cls in find_functions(root):
+        target = f"{file}::{cls}"
+        fn = {"target": target, "file": file, "class": cls, "by_design": by_design(target), "inputs": ""}
+        label_functions(root, [fn], python, HAND_OF_SET)
+        hand = "; ".join(f"{h['status']} {h.get('message', '')[:70]}" for h in fn["hand"])
+        print(f"{name}: {target}: {fn['label']}  [{hand}]", flush=True)
+        if fn["label"] != "correct" or not mutations:
+            continue
+        path = root / file
+        original = path.read_text()
+        for mutation in mutations:
+            changed = mutate(original, cls, mutation)
+            if changed is None:
+                continue
+            sibling = path.with_name(f"_glmut_{path.name}")
+            sibling.write_text(changed)
+            try:
+                hand_rows = list(run_hand(python, root, items_for(relative(sibling, root), cls,
+                                                                  hand_specs(HAND_OF_SET, target), target)).values())
+            finally:
+                sibling.unlink()
+            verdict = "wrong" if confirmed_wrong(hand_rows) else "EQUIVALENT"
+            print(f"    [{mutation}] {verdict}: " + "; ".join(f"{h['status']} {h.get('message', '')[:60]}"
+                                                       for h in hand_rows), flush=True)
+
+
+def run_mutants(root: Path, functions: list[dict], python: Path, gradlint: Path, mutations: tuple[str, ...],
+                confirm: bool) -> list[dict]:
+    """Every mutant as a sibling module of its original (same package, so relative imports
+    work), all run by one `gradlint run` (one worker start). With ``confirm``, only mutants of
+    Functions labelled correct, and each is run only when a hand gradcheck confirms it wrong."""
+    planned, written, in_place, rows = [], [], [], []
+    for fn in functions:
+        if fn["by_design"] or (confirm and fn.get("label") != "correct"):
             continue
         if str(fn.get("inputs", "")).startswith("captured from"):
             in_place.append(fn)  # its callers import the original module: mutate that one
             continue
         path = root / fn["file"]
         original = path.read_text()
-        for mutation in MUTATIONS:
+        for mutation in mutations:
             changed = mutate(original, fn["class"], mutation)
             if changed is None:
                 continue
-            sibling = path.with_name(f"_glmut{len(planned)}_{path.name}")
+            sibling = path.with_name(f"_glmut{len(written)}_{path.name}")
             sibling.write_text(changed)
             written.append(sibling)
+            if confirm:
+                specs = hand_specs(HAND_OF_SET, fn["target"])
+                hand = list(run_hand(python, root, items_for(relative(sibling, root), fn["class"], specs,
+                                                             f"{fn['target']}[{mutation}]")).values())
+                if not confirmed_wrong(hand):
+                    rows.append({"target": fn["target"], "mutation": mutation, "outcome": "equivalent",
+                                 "summary": "; ".join(f"{h['status']}" for h in hand), "hand": hand})
+                    continue
             planned.append((fn, mutation, f"{sibling.relative_to(root).as_posix()}::{fn['class']}"))
-    rows = []
     try:
         found = gradlint_run([t for _fn, _m, t in planned], root, python, gradlint) if planned else []
     finally:
@@ -318,30 +251,37 @@ def run_mutants(root: Path, functions: list[dict], python: Path, gradlint: Path)
             sibling.unlink()
     by_target = {entry.get("target"): entry for entry in found}
     for fn, mutation, target in planned:
-        result = by_target.get(target, {"result": {"status": "error", "summary": "no result"}})
-        rows.append({"target": fn["target"], "mutation": mutation, "outcome": outcome(result),
-                     "summary": (result.get("result") or {}).get("summary", "")})
+        entry = by_target.get(target, {"result": {"status": "error", "summary": "no result"}})
+        rows.append(dict(_row(entry), target=fn["target"], mutation=mutation))
     for fn in in_place:
-        rows.extend(_mutate_in_place(root, fn, python, gradlint))
+        rows.extend(_mutate_in_place(root, fn, python, gradlint, mutations, confirm))
     return rows
 
 
-def _mutate_in_place(root: Path, fn: dict, python: Path, gradlint: Path) -> list[dict]:
+def _mutate_in_place(root: Path, fn: dict, python: Path, gradlint: Path, mutations: tuple[str, ...],
+                     confirm: bool) -> list[dict]:
     """Mutants of a Function whose inputs come from the code that calls it: the original file
     is changed (and restored), so that its callers call the mutant; one run each."""
     path = root / fn["file"]
     original = path.read_text()
     rows = []
     try:
-        for mutation in MUTATIONS:
+        for mutation in mutations:
             changed = mutate(original, fn["class"], mutation)
             if changed is None:
                 continue
             path.write_text(changed)
+            if confirm:
+                specs = hand_specs(HAND_OF_SET, fn["target"])
+                hand = list(run_hand(python, root, items_for(fn["file"], fn["class"], specs,
+                                                             f"{fn['target']}[{mutation}]")).values())
+                if not confirmed_wrong(hand):
+                    rows.append({"target": fn["target"], "mutation": mutation, "outcome": "equivalent",
+                                 "summary": "; ".join(h["status"] for h in hand), "hand": hand})
+                    continue
             found = gradlint_run([fn["target"]], root, python, gradlint)
-            result = found[0] if found else {"result": {"status": "error", "summary": "no result"}}
-            rows.append({"target": fn["target"], "mutation": mutation, "outcome": outcome(result),
-                         "summary": (result.get("result") or {}).get("summary", "")})
+            entry = found[0] if found else {"result": {"status": "error", "summary": "no result"}}
+            rows.append(dict(_row(entry), target=fn["target"], mutation=mutation))
     finally:
         path.write_text(original)
     return rows
@@ -386,6 +326,96 @@ def summarise(rows: list[dict]) -> dict:
         "mutants_caught": len(caught),
         "mutants_caught_pct": 100.0 * len(caught) / max(1, len(ran)),
     }
+
+
+def _empty_proof(item: dict) -> bool:
+    """A ✓ whose result says no Jacobian was compared for some differentiable input, or that the
+    compared ones were vacuous (only results that carry a `proof` can say so)."""
+    proof = item.get("proof")
+    if item["outcome"] not in ("pass", "warning"):
+        return False
+    if "no checks" in item.get("summary", ""):
+        return True
+    if proof is None:
+        return False
+    return bool(proof.get("unchecked")) or not proof.get("inputs")
+
+
+def summarise_labelled(rows: list[dict]) -> dict:
+    """The new sets' figures: Functions labelled by hand gradchecks, mutants confirmed wrong by them."""
+    functions = [f for r in rows for f in r["functions"]]
+    correct = [f for f in functions if f.get("label") == "correct"]
+    designed = [f for f in functions if f.get("label") == "by_design"]
+    unlabelled = [f for f in functions if f.get("label") not in ("correct", "by_design")]
+    mutants = [m for r in rows for m in r["mutants"]]
+    confirmed = [m for m in mutants if m["outcome"] != "equivalent"]
+    caught = [m for m in confirmed if _caught(m)]
+    dropped = [m for m in confirmed if m["mutation"] == "drop"]
+    oc = Counter(f["outcome"] for f in correct)
+    passed = oc["pass"] + oc["warning"]
+    calls = [c for r in rows for c in r["calls"]]
+    false_ticks = {
+        "mutants": sum(1 for m in confirmed if m["outcome"] in ("pass", "warning")),
+        "by_design": sum(1 for f in designed if f["outcome"] in ("pass", "warning")),
+        "empty_proof": sum(1 for item in functions + confirmed + calls if _empty_proof(item)),
+    }
+    return {
+        "functions": len(functions), "correct": len(correct), "by_design": len(designed),
+        "unlabelled": len(unlabelled), "function_outcomes": dict(oc),
+        "passed": passed, "passed_pct": 100.0 * passed / max(1, len(correct)), "with_warning": oc["warning"],
+        "false_alarms": oc["fail"] + oc["error"], "timeouts": oc["timeout"],
+        "inconclusive": oc["inconclusive"], "skipped": oc["skipped"] + oc["env"],
+        "by_design_outcomes": dict(Counter(f["outcome"] for f in designed)),
+        "calls": len(calls), "call_outcomes": dict(Counter(c["outcome"] for c in calls)),
+        "mutants": len(mutants), "mutants_confirmed": len(confirmed), "mutants_equivalent": len(mutants) - len(confirmed),
+        "mutants_caught": len(caught), "mutants_caught_pct": 100.0 * len(caught) / max(1, len(confirmed)),
+        "mutant_outcomes": dict(Counter(m["outcome"] for m in confirmed)),
+        "dropped": len(dropped), "dropped_caught": sum(1 for m in dropped if _caught(m)),
+        "by_operator": {op: [sum(1 for m in confirmed if m["mutation"] == op and _caught(m)),
+                             sum(1 for m in confirmed if m["mutation"] == op)] for op in MUTATIONS},
+        "false_ticks": false_ticks,
+    }
+
+
+def print_labelled_report(rows: list[dict]) -> None:
+    s = summarise_labelled(rows)
+    print(f"{'package':<22} {'Fns':>4} {'ok':>3} {'dsgn':>4} {'?':>3} {'✓':>3} {'⚠':>3} {'✗':>3} {'inc':>4} "
+          f"{'skip':>4} {'mut':>4} {'conf':>4} {'caught':>6} {'s':>7}")
+    for r in rows:
+        fs = r["functions"]
+        ok = [f for f in fs if f.get("label") == "correct"]
+        f = Counter(x["outcome"] for x in ok)
+        conf = [m for m in r["mutants"] if m["outcome"] != "equivalent"]
+        print(f"{r['package']:<22} {len(fs):>4} {len(ok):>3} {sum(1 for x in fs if x.get('label') == 'by_design'):>4} "
+              f"{sum(1 for x in fs if x.get('label') not in ('correct', 'by_design')):>3} {f['pass']:>3} "
+              f"{f['warning']:>3} {f['fail'] + f['error']:>3} {f['inconclusive']:>4} {f['skipped'] + f['env']:>4} "
+              f"{len(r['mutants']):>4} {len(conf):>4} {sum(1 for m in conf if _caught(m)):>6} {r['seconds']:>7.1f}")
+    print()
+    print(f"Functions: {s['functions']}: {s['correct']} correct (hand gradcheck), {s['by_design']} not derivatives "
+          f"by design, {s['unlabelled']} without a label (listed below)")
+    print(f"  correct proved (first order ✓): {s['passed']} of {s['correct']} ({s['passed_pct']:.0f}%), "
+          f"{s['with_warning']} with a ⚠; reported ✗ (false alarms): {s['false_alarms']}; timed out: "
+          f"{s['timeouts']}; inconclusive: {s['inconclusive']}; skipped/env: {s['skipped']}")
+    print(f"  not derivatives by design, reported as: {s['by_design_outcomes']}")
+    print(f"✓ that prove nothing: {s['false_ticks']}")
+    print(f"gradcheck calls: {s['calls']}; {s['call_outcomes']}")
+    print(f"wrong-backward mutants: {s['mutants']}, confirmed wrong by hand {s['mutants_confirmed']} "
+          f"({s['mutants_equivalent']} equivalent or unreached); caught {s['mutants_caught']} "
+          f"({s['mutants_caught_pct']:.0f}%); outcomes {s['mutant_outcomes']}")
+    print(f"  by operator (caught/confirmed): {s['by_operator']}; dropped gradients caught: "
+          f"{s['dropped_caught']} of {s['dropped']}")
+    print("\nFunctions (label, outcome, summary):")
+    for r in rows:
+        for f in r["functions"]:
+            why = f" [{f['by_design'][:60]}]" if f.get("by_design") else ""
+            hand = "" if f.get("label") in ("correct", "by_design") else \
+                " hand: " + "; ".join(f"{h['status']} {h.get('message', '')[:80]}" for h in f.get("hand", []))
+            print(f"  {r['package']}: {f['target']}: {f.get('label')}: {f['outcome']}: {f['summary'][:160]}{why}{hand}")
+    print("\nConfirmed mutants not caught:")
+    for r in rows:
+        for m in r["mutants"]:
+            if m["outcome"] != "equivalent" and not _caught(m):
+                print(f"  {r['package']}: {m['target']} [{m['mutation']}]: {m['outcome']}: {m['summary'][:160]}")
 
 
 def print_report(rows: list[dict]) -> None:
@@ -448,10 +478,20 @@ def compare(rows: list[dict], before: list[dict]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global NOT_A_DERIVATIVE, HAND_OF_SET
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", choices=sorted(SETS), default="old",
+                        help="old: the packages used so far; tune / heldout: issue 23's new packages (labelled "
+                             "and their mutants confirmed by hand gradchecks)")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/gradlint-corpus"))
     parser.add_argument("--only", default="", help="comma-separated package names")
     parser.add_argument("--no-mutants", action="store_true")
+    parser.add_argument("--mutations", default=None,
+                        help="comma-separated operators (default: scale,negate,swap,zero for old, all for the "
+                             "new sets: " + ",".join(MUTATIONS) + ")")
+    parser.add_argument("--hand-only", action="store_true",
+                        help="only the hand gradchecks: label every Function and confirm its mutants, without "
+                             "running gradlint (how the labels are made; prints them)")
     parser.add_argument("--out", type=Path, default=None, help="write all rows as JSON here")
     parser.add_argument("--gradlint", type=Path, default=Path(sys.executable).parent / "gradlint",
                         help="the gradlint command to measure (default: this venv's)")
@@ -463,39 +503,61 @@ def main(argv: list[str] | None = None) -> int:
                         help="an earlier --out file (e.g. of the previous version, --gradlint ... --tag "
                              "baseline): the same targets' outcomes then and now")
     args = parser.parse_args(argv)
+    chosen = SETS[args.set]
+    NOT_A_DERIVATIVE = dict(chosen["not_a_derivative"])
+    HAND_OF_SET = HAND.get(args.set, {})
+    packages = chosen["packages"]
+    labelled = bool(HAND_OF_SET)
+    report = print_labelled_report if labelled else print_report
+    summary = summarise_labelled if labelled else summarise
     if args.report:
         merged: dict[str, dict] = {}
         for path in args.report:
             for row in json.loads(path.read_text())["rows"]:
                 merged[row["package"]] = row
-        rows = [merged[p[0]] for p in PACKAGES if p[0] in merged]
+        rows = [merged[p[0]] for p in packages if p[0] in merged]
         for row in rows:  # NOT_A_DERIVATIVE may have grown since: judge again
             for f in row["functions"]:
                 f["by_design"] = by_design(f["target"])
+                if f["by_design"]:
+                    f["label"] = "by_design"
             designed = {f["target"] for f in row["functions"] if f["by_design"]}
             row["mutants"] = [m for m in row["mutants"] if m["target"] not in designed]
-        print_report(rows)
+        report(rows)
         if args.compare:
             compare(rows, json.loads(args.compare.read_text())["rows"])
         if args.out:
-            args.out.write_text(json.dumps({"rows": rows, "summary": summarise(rows)}, indent=2))
+            args.out.write_text(json.dumps({"rows": rows, "summary": summary(rows)}, indent=2))
         return 0
+    if args.no_mutants:
+        mutations: tuple[str, ...] = ()
+    elif args.mutations:
+        mutations = tuple(m.strip() for m in args.mutations.split(",") if m.strip())
+    else:
+        mutations = MUTATIONS if labelled else ("scale", "negate", "swap", "zero")
     wanted = {n.strip().lower() for n in args.only.split(",") if n.strip()}
-    selected = [p for p in PACKAGES if not wanted or p[0].lower() in wanted]
-    python = run_venv(args.cache, [req for p in PACKAGES for req in p[2]])
+    selected = [p for p in packages if not wanted or p[0].lower() in wanted]
+    python = run_venv(args.cache, chosen["base"], [req for p in packages for req in p[2]])
+    log(f"load: {os.getloadavg()}")
+    if args.hand_only:
+        for name, version, _extra in selected:
+            hand_only(args.cache, name, version, python, mutations, args.tag)
+        return 0
     rows = []
     for name, version, _extra in selected:
         log(f"running {name}=={version} ...")
         try:
-            rows.append(measure_package(args.cache, name, version, python, args.gradlint, not args.no_mutants,
-                                        args.tag))
+            rows.append(measure_package(args.cache, name, version, python, args.gradlint, mutations,
+                                        args.tag, HAND_OF_SET))
         except Exception as error:  # report and go on
             log(f"FAILED {name}=={version}: {error}")
-    print_report(rows)
+    report(rows)
     if args.compare:
         compare(rows, json.loads(args.compare.read_text())["rows"])
+    log(f"load: {os.getloadavg()}")
     if args.out:
-        args.out.write_text(json.dumps({"rows": rows, "summary": summarise(rows)}, indent=2))
+        args.out.write_text(json.dumps({"rows": rows, "summary": summary(rows), "load": os.getloadavg()},
+                                       indent=2))
     return 0
 
 

@@ -1,0 +1,113 @@
+"""The real-code sets ``runner_accuracy.py`` measures: pinned PyPI releases with custom autograd Functions.
+
+- ``old``: the 11 packages the runner was developed with in earlier rounds;
+- ``tune``: packages new to this project, used to develop the runner's mechanisms for issue 23;
+- ``heldout``: packages new to this project, kept aside and measured once, at the end.
+
+Each set names its packages (PyPI name, version, what the run interpreter needs besides the set's
+base requirements), the Functions whose backward is not the derivative of forward by design (with the
+reason), and — for the new sets — the hand gradchecks (``runner_hand.py``) that label each Function
+and confirm each wrong-backward mutant.
+"""
+
+from __future__ import annotations
+
+# -- old: the packages used so far --------------------------------------------------------------
+
+OLD_PACKAGES: list[tuple[str, str, list[str]]] = [
+    ("entmax", "1.3", []),
+    ("sparsemax", "0.1.9", []),
+    ("pytorch-wavelets", "1.3.0", ["PyWavelets==1.9.0", "setuptools==80.9.0", "dtcwt==0.14.0",  # pkg_resources, tests
+                                   "py3nvml==0.2.7"]),  # its tests import it
+    ("roma", "1.8.0", []),
+    ("pypose", "0.9.5", []),
+    ("pyro-ppl", "1.9.2", ["pyro-api==0.1.2", "opt_einsum==3.4.0", "tqdm==4.70.1"]),
+    ("torch-struct", "0.5", []),
+    ("e3nn", "0.6.0", ["sympy==1.14.0", "opt-einsum-fx==0.1.4", "opt_einsum==3.4.0"]),
+    ("gpytorch", "1.15.2", ["linear_operator==0.6.1", "jaxtyping==0.3.11", "scikit-learn==1.9.1",
+                            "mpmath==1.3.0"]),
+    ("kornia", "0.9.0", ["kornia-rs==0.2.0"]),
+    ("monai", "1.6.1", []),
+]
+OLD_BASE = ["torch==2.13.0", "numpy==1.26.4", "scipy==1.17.1", "pytest==9.2.0"]  # numpy<2: dtcwt (wavelets tests)
+
+# Functions whose backward is not meant to be the derivative of forward (`file::Class` patterns),
+# each checked by reading the code; gradcheck cannot agree with them, and should not.
+OLD_NOT_A_DERIVATIVE = {
+    "*::QuantizeCategorical": "straight-through estimator (pyro relaxed_straight_through)",
+    "*::QuantizeBernoulli": "straight-through estimator (pyro relaxed_straight_through)",
+    "pyro/distributions/*::_*Sample": "a sampler whose backward is a variance-reduced gradient estimator "
+                                      "(control variates, transport), not the pathwise derivative (pyro)",
+    "pyro/contrib/oed/eig.py::_EwmaLogFn": "gradient from a moving average of past inputs (pyro docstring)",
+    "pypose/lietensor/operation.py::*": "Lie-group maps: gradients in the tangent space, not the Euclidean "
+                                        "derivative of the input coordinates (pypose)",
+    "roma/mappings.py::_ProcrustesRegularization*": "adds a regularization term to the gradient; 'cannot be "
+                                                    "expressed as the derivative of any function' (roma docstring)",
+    "kornia/geometry/epipolar/essential.py::_NullSpaceBasis": "differentiates the spanned subspace, not the "
+                                                             "returned basis (gauge-invariant by design)",
+    "*::_AutoGradReLU": "guided backpropagation for saliency maps (monai visualize)",
+    "*::_UncheckedAssign": "gradient rerouting for an in-place assignment (torchdiffeq)",
+    "*::_StitchGradient": "gradient rerouting (torchdiffeq)",
+    "*::ImplicitFnGradientRerouting": "gradient rerouting (torchdiffeq)",
+    "*::_SampledLogSumExp": "forward samples; backward is a score-function estimate (torch-struct)",
+    "*::_MultiSampledLogSumExp": "forward samples; backward is a score-function estimate (torch-struct)",
+    "torch_struct/semirings/sparse_max.py::_SparseMaxGrad": "forward is the identity; backward applies "
+                                                             "sparsemax's Jacobian: a gradient hook (torch-struct)",
+    "gpytorch/variational/*::_NaturalToMuVarSqrt": "backward returns the natural gradient (the gradient w.r.t. "
+                                                   "the expectation parameters) for NGD: 'Calculates the natural "
+                                                   "gradient with respect to nat_mean, nat_covar' (gpytorch)",
+    "gpytorch/variational/*::_TrilNaturalToMuVarSqrt": "backward is _NaturalToMuVarSqrt's natural gradient, "
+                                                       "carried to the Cholesky parameterisation (gpytorch NGD)",
+    "gpytorch/variational/ciq_variational_strategy.py::_NgdInterpTerms": "'the gradients will be with respect to the "
+                                                                         "cannonical parameters … rather than the "
+                                                                         "natural parameters … natural gradient "
+                                                                         "descent' (gpytorch docstring)",
+}
+
+# -- new sets (issue 23): base requirements shared by tune and heldout -------------------------------
+
+NEW_BASE = ["torch==2.13.0", "numpy==2.3.5", "scipy==1.17.1", "pytest==9.2.0", "numba==0.62.1"]
+
+TUNE_PACKAGES: list[tuple[str, str, list[str]]] = [
+    ("torchinterp1d", "1.1", []),
+    ("torchlpc", "0.7.2", []),
+    ("tslearn", "0.10.0", ["scikit-learn==1.9.1", "joblib==1.6.0", "statsmodels==0.15.0"]),
+    ("pytorch-revgrad", "0.2.0", []),
+    ("torchsparsegradutils", "0.2.7", ["packaging==25.0"]),
+    ("brevitas", "0.13.4", ["dependencies==2.0.1", "packaging==25.0", "setuptools==80.9.0", "sympy==1.14.0",
+                            "typing-extensions==4.15.0", "unfoldNd==0.2.3"]),
+    ("xitorch", "0.5.1", []),
+]
+
+HELDOUT_PACKAGES: list[tuple[str, str, list[str]]] = [
+    ("kymatio", "0.3.0", ["appdirs==1.4.4", "configparser==7.2.0", "packaging==25.0"]),
+    ("pysdtw", "0.0.5", []),
+    ("ddtw", "0.1.2", []),
+    ("bitorch", "0.4.1", ["pandas==2.3.3", "matplotlib==3.10.7"]),
+    ("sinabs", "3.1.3", []),
+    ("reformer-pytorch", "1.4.4", ["axial-positional-embedding==0.3.12", "einops==0.8.1",
+                                   "local-attention==1.11.2", "product-key-memory==0.2.11"]),
+    ("snntorch", "1.0.0", []),
+]
+
+TUNE_NOT_A_DERIVATIVE = {
+    "pytorch_revgrad/functional.py::RevGrad": "gradient reversal: forward is the identity, backward returns "
+                                              "-alpha × the gradient (the package's purpose)",
+    "brevitas/ops/autograd_ste_ops.py::*Ste*": "straight-through estimators of clamp/round/floor/ceil/sign "
+                                              "(brevitas: 'straight-through gradient estimator')",
+    "brevitas/core/function_wrapper/stochastic_round.py::StochasticRoundSteFn": "stochastic rounding with a "
+                                                                                "straight-through estimator",
+    "xitorch/integrate/mcquad.py::_MCQuad": "Monte-Carlo quadrature: backward draws samples of its own, a "
+                                            "stochastic estimate of the expectation's gradient (not reentrant "
+                                            "by design)",
+    "brevitas/export/*::*": "ONNX export markers: forward stands in for an exported op, with no backward "
+                           "(only `symbolic` is meant to run)",
+}
+
+HELDOUT_NOT_A_DERIVATIVE: dict[str, str] = {}  # written at the end, when the held-out set is measured
+
+SETS = {
+    "old": {"packages": OLD_PACKAGES, "base": OLD_BASE, "not_a_derivative": OLD_NOT_A_DERIVATIVE},
+    "tune": {"packages": TUNE_PACKAGES, "base": NEW_BASE, "not_a_derivative": TUNE_NOT_A_DERIVATIVE},
+    "heldout": {"packages": HELDOUT_PACKAGES, "base": NEW_BASE, "not_a_derivative": HELDOUT_NOT_A_DERIVATIVE},
+}
