@@ -31,6 +31,7 @@ The modules, one idea each (a test keeps this list complete):
 - ``directional``: signed random-direction probes, a second opinion for inputs too large for a Jacobian;
 - ``gradchecks``: gradcheck, gradgradcheck, forward AD and the as-written re-run;
 - ``funcchecks``: torch.func checks (vmap, jacrev) for Functions that declare torch.func support;
+- ``proof``: which inputs and outputs a passing gradcheck compared a non-zero Jacobian for (a ✓ is a proof);
 - ``verdict``: the run's conclusion from its check records;
 - ``job``: one run from request to result;
 - ``inprocess``: the same run in the caller's own process (``check_gradients``, ``pytest --gradlint``);

@@ -17,6 +17,7 @@ from .introspect import is_once_differentiable
 from .jacobian import JacobianAnalysis, parse_gradcheck_message
 from .outcome import Outcome
 from .patterns import classify
+from .proof import responses
 from .surrogates import surrogate
 from .tensors import as_tuple, is_tensor, nan_max, real_numel
 from .text import first_line, fmt, idx, scalar_fmt
@@ -65,6 +66,9 @@ def check_gradcheck(subject, result):
             failed["details"]["modes"] = rec["details"]["modes"]
             return failed
         rec["details"]["directional"] = "passed"
+    if rec["status"] == "pass":
+        # which outputs moved with which inputs here: what this pass proved (none: vacuous)
+        rec["details"]["responses"] = responses(subject)
     return rec
 
 
@@ -154,6 +158,11 @@ def gradcheck_like(subject, spec, modes, label, run):
             run(spec["fresh"](), mode == "fast")
         except GradcheckError as e:
             details["modes"].append({"mode": mode, "passed": False, "seconds": time.perf_counter() - t})
+            if subject.on_failure is not None and spec["order"] != "second":
+                # the verdict is known now; analysing it may take long (a slow forward, big inputs)
+                subject.on_failure({"name": label, "status": "fail", "verdict": "gradcheck_failed",
+                                    "message": "✗ %s fails: %s" % (label, first_line(str(e))),
+                                    "details": {"torch_message": str(e)[:4000], "modes": list(details["modes"])}})
             rec = analyse_failure(subject, spec, str(e), mode, label, details)
             if rec is not None:
                 return rec
@@ -274,7 +283,9 @@ def analyse_failure(subject, spec, msg, mode, label, details):
     if hook is not None:
         details["surrogate"] = hook[0]
         return finish("surrogate_gradient", hook[1], hook[2])
-    pattern = classify(primary, ana.blocks, spec["in_names"], inputs, subject.opts["atol"], subject.opts["rtol"])
+    none_inputs = set(int(note.split(":")[1]) for note in ana.notes if note.startswith("none:"))
+    pattern = classify(primary, ana.blocks, spec["in_names"], inputs, subject.opts["atol"], subject.opts["rtol"],
+                       none_inputs)
     worst_rel = _worst_relative_error(failing, subject.opts["atol"])
     details["worst_relative_error"] = worst_rel
     if pattern is None and order == "first" and worst_rel <= APPROXIMATE:
@@ -290,14 +301,36 @@ def analyse_failure(subject, spec, msg, mode, label, details):
     message = ("%d of %d entries of d(%s)/d(%s) differ beyond atol=%s + rtol=%s·|numerical|."
                % (primary["failing_elements"], primary["total_elements"], details["output_name"],
                   details["input"], fmt(subject.opts["atol"]), fmt(subject.opts["rtol"])))
-    if pattern is not None:
+    if pattern is not None and pattern["kind"] == "dropped":
+        details["pattern"] = pattern
+        summary = "✗ %s (%s; %s)" % (pattern["short"], details["output_name"], worst_text)
+        message = pattern["text"][0].upper() + pattern["text"][1:] + ". " + message
+    elif pattern is not None:
         details["pattern"] = pattern
         summary = "✗ %s for %s, %s: %s (%s)" % (what, details["input"], details["output_name"],
                                                 pattern["short"], worst_text)
         message = pattern["text"][0].upper() + pattern["text"][1:] + ". " + message
     else:
         summary = "✗ %s: input %s, %s (%s)" % (what, details["input"], details["output_name"], worst_text)
+    also = _other_inputs(primary, failing, ana.blocks, spec, inputs, subject.opts, none_inputs)
+    if also:
+        details["also"] = also
+        summary += "; also " + "; ".join("%s: %s" % (a["input"], a["short"]) for a in also)
     return finish("wrong_gradient", summary, message)
+
+
+def _other_inputs(primary, failing, blocks, spec, inputs, opts, none_inputs):
+    """Patterns of the failing pairs of *other* inputs than the reported one (each input once)."""
+    out, seen = [], {primary["j"]}
+    for f in failing:
+        if f["j"] in seen or len(out) >= 2:
+            continue
+        seen.add(f["j"])
+        pattern = classify(f, blocks, spec["in_names"], inputs, opts["atol"], opts["rtol"], none_inputs)
+        out.append({"input": spec["in_names"][f["j"]], "kind": pattern["kind"] if pattern else None,
+                    "short": pattern["short"] if pattern else "gradients differ (%d of %d entries)"
+                    % (f["failing_elements"], f["total_elements"])})
+    return out
 
 
 APPROXIMATE = 1e-2  # at most 1% off everywhere: an approximation, not a wrong formula

@@ -58,6 +58,8 @@ def analytical_rows(fn, inputs, in_positions, o):
     parts = nparts(out)
     n = out.numel()
     rows = dict((j, []) for j in in_positions)
+    given = set()  # inputs backward returned a gradient for (not None) on some row
+    answered = False  # some backward pass returned (rather than raising or being disconnected)
     for k in range(n):
         for p in range(parts):
             grads = None
@@ -67,6 +69,7 @@ def analytical_rows(fn, inputs, in_positions, o):
                 g = g.reshape(out.shape)
                 try:
                     grads = torch.autograd.grad(out, targets, g, retain_graph=True, allow_unused=True)
+                    answered = True
                 except RuntimeError as e:
                     msg = str(e)
                     if "differentiate twice" in msg:
@@ -80,12 +83,16 @@ def analytical_rows(fn, inputs, in_positions, o):
             for pos, j in enumerate(in_positions):
                 t = inputs[j]
                 gr = grads[pos] if grads is not None else None
+                if gr is not None:
+                    given.add(j)
                 rows[j].append(
                     torch.zeros(real_numel(t), dtype=torch.float64) if gr is None else realize(gr)
                 )
     result = {}
     for j in in_positions:
         result[j] = torch.stack(rows[j], dim=0) if rows[j] else None
+        if answered and j not in given:
+            notes.add("none:%d" % j)  # backward returned None for input j (torch: no gradient at all)
     return result, notes
 
 

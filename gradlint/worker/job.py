@@ -83,6 +83,9 @@ class Job(object):
         self.redraw = None  # seed -> another draw of the inputs (a Loaded), or None when they cannot differ
         self.recipe = None  # how synthesized inputs are made
         self.tests_may_run = True  # a worker may run the project's tests to find inputs
+        limit = (req.get("limits") or {}).get("timeout_s")
+        # the time the run may spend before it must stop looking further (its verdict is kept)
+        self.deadline = time.monotonic() + 0.8 * float(limit) if limit else None
 
     def progress(self, message, percentage=None):
         ev = {"event": "progress", "message": message}
@@ -140,10 +143,12 @@ class Job(object):
         t = time.perf_counter()
         try:
             self.run_checks(subject)
+            subject = self.callers_instead(subject, loader, loaded)
             subject = self.next_cases(subject, loader, loaded)
             subject = self.structured_inputs(subject, loader, loaded)
             self.other_draws(subject)
             self.other_shapes(loader, loaded)
+            self.more_inputs(subject, loader, loaded)
             self.result["inputs"] = subject.infos  # the retries' trial inputs are not the report's
             self.progress("done", 100)
         finally:
@@ -240,9 +245,26 @@ class Job(object):
                                             self.opts, time.monotonic() + 20.0, tried)
         return borrowed
 
+    def time_left(self, needed=0.0):
+        """Whether the run may start a step expected to take ``needed`` seconds."""
+        return self.deadline is None or time.monotonic() + needed < self.deadline
+
+    def provisional(self, rec):
+        """gradcheck failed: the verdict is known now, before the failure is analysed. It is sent at
+        once, so that a run stopped at its time limit while localising still says ✗ (the final
+        result replaces it)."""
+        result = dict(self.result)
+        result["checks"] = [dict((k, v) for k, v in c.items() if k != "_outcome") for c in self.checks] + [rec]
+        result.update(status="fail", verdict=rec.get("verdict") or "gradcheck_failed", failed_check=rec["name"],
+                      summary=rec["message"], message=rec.get("details", {}).get("torch_message"),
+                      notes=list(self.result["notes"]) + ["the run ended before this failure was analysed: "
+                                                          "torch's report only"])
+        self.emit({"event": "result", "result": result, "provisional": True})
+
     def _prepare(self, loaded, loader, synth=None):
         subject = prepare(loaded.fn, loaded.fclass, loaded.names, loaded.raw_inputs, self.source, self.opts,
                           self.reporter, synth=synth, grad_outputs=loaded.grad_outputs, notes=self.result["notes"])
+        subject.on_failure = self.provisional
         subject.captured = loader.captured
         subject.raw = loaded.raw_inputs
         subject.op = loaded.op
@@ -325,6 +347,85 @@ class Job(object):
                 if name in _FORWARD_CHECKS:
                     fw_blocked = blocked
 
+    def callers_instead(self, subject, loader, loaded):
+        """Synthesized inputs that forward or backward raise on, or on which nothing moves: the
+        inputs the project's own code passes (its callers, then its tests) are tried, and used from
+        then on when they run."""
+        if self.source != "synthesized" or loaded.fclass is None or not self.time_left(10.0):
+            return subject
+        bad = next((c for c in self.checks if c["status"] == "error" and c["name"] != "forward_ad"), None)
+        vacuous = self._nothing_moves()
+        if bad is None and not vacuous:
+            return subject
+        tried = []
+        try:
+            borrowed = self.borrow(loaded, tried)
+            trial = self._prepare(loaded.with_inputs(borrowed.make(self.opts["seed"])), loader) if borrowed else None
+        except Exception:  # noqa: BLE001 - a caller that does not reach it again
+            trial = None
+        if trial is None or self._run_check("forward", trial, record=False)["status"] != "pass":
+            return subject
+        why = "%s raised on them" % bad["name"].replace("_", " ") if bad is not None else \
+            "no output moved with them"
+        self.result["notes"].append("synthesized inputs did not fit (%s): checked on inputs captured from %s, "
+                                    "which calls %s.apply" % (why, borrowed.where, loaded.fclass.__name__))
+        self.checks = []
+        self.source = "caller"
+        self.recipe = None
+        seed = self.opts["seed"]
+        self.redraw = lambda s: loaded.with_inputs(borrowed.make(s))
+        subject = self._prepare(loaded.with_inputs(borrowed.make(seed)), loader)
+        self.result["synthesis"] = borrowed.info(seed)
+        self.run_checks(subject)
+        return subject
+
+    def _nothing_moves(self):
+        first = next((c for c in self.checks if c["name"] == "gradcheck"), None)
+        return first is not None and first["status"] == "pass" and \
+            not any((first["details"].get("responses") or {}).values())
+
+    def more_inputs(self, subject, loader, loaded):
+        """gradcheck passed, but some checked input moved no output on any draw: its Jacobian was
+        compared only where it is zero. Other inputs are tried (more draws of the same kind, other
+        value domains, the project's own callers) before the run says so; a failure there is a
+        finding the earlier draws could not see."""
+        from .proof import gather, is_first_order
+
+        if any(c["status"] in ("fail", "error") for c in self.checks) or self.redraw is None and self.recipe is None:
+            return
+        grad_names = [subject.in_names[j] for j in subject.grad_pos]
+        sources = []
+        if self.recipe is not None:
+            sources += [("draw", lambda s, d=d: loaded.with_inputs(self.recipe.with_domain(d).make(s)))
+                        for d in ("small", "positive", "unit") if d != self.recipe.domain]
+        if self.redraw is not None:
+            sources += [("draw", self.redraw)] * 2
+        for k, (kind, make) in enumerate(sources[:4]):
+            proof = gather(self.checks, grad_names, [])
+            if not proof["zero"] or not self.time_left(5.0):
+                return
+            try:
+                drawn = make(self.opts["seed"] + 10 + k)
+                other = prepare(drawn.fn, drawn.fclass, drawn.names, drawn.raw_inputs, self.source, self.opts,
+                                self.reporter, grad_outputs=drawn.grad_outputs)
+            except Exception:  # noqa: BLE001 - inputs forward rejects: the next source
+                continue
+            other.captured = subject.captured
+            other.on_failure = self.provisional
+            if subject.reseeded:
+                other.reseed()
+            if self._run_check("forward", other, record=False)["status"] != "pass":
+                continue
+            from .proof import responses
+
+            moved = responses(other)
+            if not any(moved.get(name) for name in proof["zero"]):
+                continue  # these inputs do not show it either
+            rec = self._run_check("gradcheck", other, label="gradcheck (other inputs %d)" % (k + 1))
+            rec["details"]["draw"] = {"seed": self.opts["seed"] + 10 + k, "inputs": other.infos}
+            if rec["status"] != "pass" or not is_first_order(rec["name"]):
+                return
+
     def next_cases(self, subject, loader, loaded):
         """A parametrized test whose case proves nothing here (the Jacobian is zero, e.g.
         ``k=0``) is checked on its next case instead, up to a few."""
@@ -401,7 +502,7 @@ class Job(object):
             square = any(len(x) >= 2 and x[-1] == x[-2] for x in shapes)
             domains = [self.recipe.domain] + (["by_name"] if square and self.recipe.domain != "by_name" else [])
             for domain in domains:  # with the structure square matrices' names ask for, too
-                recipe = Recipe(self.recipe.params, self.recipe.values, shapes, domain, self.recipe.index_variant)
+                recipe = self.recipe.with_shapes(shapes, domain)
                 try:
                     trial = self._prepare(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
                 except Exception:  # noqa: BLE001 - shapes forward or prepare rejects

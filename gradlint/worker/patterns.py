@@ -1,10 +1,12 @@
 """What a Jacobian mismatch looks like, in one line: the pattern behind a wrong backward.
 
 From the analytical (A) and numerical (N) Jacobian blocks already recomputed for the
-report: A = c·N for one constant c (a missing factor; c = -1 is a sign flip), A = 0 (a
-detached or missing term), two inputs' gradients swapped, a transposed gradient, or
-errors only where an output element depends on *another* input element (a reduction over
-the wrong dim). ``None`` when no simple pattern explains the mismatch.
+report: a None from backward for an input the output depends on (a dropped gradient), A = c·N
+for one constant c (a missing factor; c = -1 is a sign flip), A = 0 (a detached or missing term), two inputs' gradients swapped, a transposed gradient, or
+a reduction over the wrong dim (backward links elements along one dim, forward along another),
+a missing term (only the elementwise part of the derivative, only the cross-element part, or a
+rank-one difference: a term through a mean, norm or normaliser). ``None`` when no simple pattern
+explains the mismatch.
 """
 
 import torch
@@ -27,14 +29,20 @@ def _factor_text(c):
     return "%.3g" % c
 
 
-def classify(primary, blocks, in_names, inputs, atol, rtol):
-    """A dict ``{"kind", "text", ...}`` for the failing pair ``primary``, or None."""
+def classify(primary, blocks, in_names, inputs, atol, rtol, none_inputs=()):
+    """A dict ``{"kind", "text", ...}`` for the failing pair ``primary``, or None. ``none_inputs``:
+    positions backward returned None for."""
     o, j = primary["o"], primary["j"]
     a, n = primary["a"], primary["n"]
     name = in_names[j]
     n_scale = float(n.abs().max()) if n.numel() else 0.0
     if n_scale <= 10 * atol:
         return None  # numerical is zero: the analytical side is simply wrong
+    if j in none_inputs:
+        return {"kind": "dropped", "input": name,
+                "short": "backward returns None for `%s`, but the output depends on `%s`" % (name, name),
+                "text": "backward returns None for `%s` (no gradient), but the output depends on `%s`: its "
+                        "gradient is dropped" % (name, name)}
     if float(a.abs().max()) <= atol:
         return {"kind": "zero", "short": "analytical gradient is zero (a detached or missing term)",
                 "text": "the gradient of %s is zero: a detached or missing term in backward" % name}
@@ -56,13 +64,95 @@ def classify(primary, blocks, in_names, inputs, atol, rtol):
     if transposed:
         return {"kind": "transposed", "short": "the gradient is transposed",
                 "text": "the gradient of %s is transposed" % name}
+    x = inputs[j]
+    if a.shape[0] == a.shape[1] and a.shape[0] > 1 and is_same_numel(x, a):
+        wrong_dim = _wrong_dim(a, n, tuple(x.shape), atol)
+        if wrong_dim is not None:
+            used, meant = wrong_dim
+            return {"kind": "wrong_dim", "dims": [used, meant],
+                    "short": "a reduction over the wrong dim (backward couples elements along dim %d, forward "
+                             "along dim %d)" % (used, meant),
+                    "text": "backward combines the elements of %s along dim %d, but the output depends on them "
+                            "along dim %d: a sum, mean or softmax over the wrong dim" % (name, used, meant)}
+    term = _missing_term(a, n, primary["bad"], name, atol, rtol,
+                         tuple(x.shape) if is_same_numel(x, a) and x.dim() >= 1 else None)
+    if term is not None:
+        return term
+    return None
+
+
+def is_same_numel(x, block):
+    return hasattr(x, "numel") and not x.is_complex() and x.numel() == block.shape[1]
+
+
+def _couplings(block, shape, atol):
+    """The dims along which a square block (output shaped like the input) links an output element
+    to *other* input elements: {dim} when every such link differs from the diagonal in that dim
+    only; None when there are none or they mix dims."""
+    eye = torch.eye(block.shape[0], dtype=torch.bool)
+    rows, cols = torch.nonzero((block.abs() > 100 * atol) & ~eye, as_tuple=True)
+    if not rows.numel():
+        return None
+    dims = set()
+    for r, c in zip(rows.tolist()[:2000], cols.tolist()[:2000]):
+        ir, ic = unravel(r, shape), unravel(c, shape)
+        differ = [d for d in range(len(shape)) if ir[d] != ic[d]]
+        if len(differ) != 1:
+            return None
+        dims.add(differ[0])
+    return dims if len(dims) == 1 else None
+
+
+def _wrong_dim(a, n, shape, atol):
+    """(dim backward couples along, dim forward couples along) when they differ: a reduction over
+    the wrong dim; else None."""
+    if len(shape) < 2:
+        return None
+    meant, used = _couplings(n, shape, atol), _couplings(a, shape, atol)
+    if meant is None or used is None or meant == used:
+        return None
+    return next(iter(used)) - len(shape), next(iter(meant)) - len(shape)
+
+
+def _missing_term(a, n, bad, name, atol, rtol, shape=None):
+    """A term of the derivative missing (or wrong): backward keeps only the elementwise part, only
+    the cross-element part, or differs from it by a rank-one term (one through a reduction of the
+    input: a mean, a norm, a normaliser)."""
     if a.shape[0] == a.shape[1] and a.shape[0] > 1:
         eye = torch.eye(a.shape[0], dtype=torch.bool)
-        bad = primary["bad"]
+        cross = bool((n[~eye].abs() > 100 * atol).any())
+        a_cross = bool((a[~eye].abs() > 10 * atol).any())
+        if cross and not a_cross:
+            along = _couplings(n, shape, atol) if shape is not None else None
+            where = " along dim %d" % (next(iter(along)) - len(shape)) if along else ""
+            return {"kind": "missing_term", "part": "cross",
+                    "short": "a missing term: backward has no term through the other elements%s (the derivative "
+                             "of a sum, mean or norm over them)" % where,
+                    "text": "backward's gradient of %s is elementwise, but each output depends on the other "
+                            "elements%s too: the term through them (a sum, mean, norm or normaliser) is missing"
+                            % (name, where)}
+        if cross and not bool((bad & ~eye).any()) and bool((bad & eye).any()):
+            return {"kind": "missing_term", "part": "elementwise",
+                    "short": "a missing or wrong elementwise term (only d out[i] / d %s[i] is wrong)" % name,
+                    "text": "only the elementwise entries of d(out)/d(%s) are wrong, the cross-element ones "
+                            "match: an elementwise term is missing or wrong" % name}
         if not bool((bad & eye).any()) and bool((bad & ~eye).any()):
             return {"kind": "offdiag", "short": "only cross-element entries are wrong (a reduction over the wrong dim?)",
                     "text": "only cross-element entries of d(out)/d(%s) are wrong, the elementwise ones match: "
                             "a reduction over the wrong dim?" % name}
+    diff = n - a
+    if min(diff.shape) >= 2 and float(a.abs().max()) > 10 * atol:
+        try:
+            sv = torch.linalg.svdvals(diff)
+        except Exception:  # noqa: BLE001 - not decisive
+            return None
+        if sv.numel() >= 2 and float(sv[0]) > 100 * atol and float(sv[1]) <= 1e-6 * float(sv[0]) + atol:
+            return {"kind": "missing_term", "part": "rank_one",
+                    "short": "a missing term: the difference is a rank-one term (one through a reduction of the "
+                             "input: a mean, a norm, a normaliser)",
+                    "text": "backward's gradient of %s differs from the derivative by a rank-one term: a term "
+                            "through a reduction of the input (a mean, a norm, a normaliser) is missing or wrong"
+                            % name}
     return None
 
 

@@ -26,6 +26,7 @@ class Subject(object):
         self.op_locations = reporter.op_locations
         self.reseeded = False
         self.may_reseed = False  # a random forward is checked with its random numbers fixed
+        self.on_failure = None  # called with a provisional record as soon as gradcheck fails
         # filled in by the forward check
         self.out_count = None
         self.diff_out = []
@@ -58,12 +59,59 @@ class Subject(object):
         self.reseeded = True
 
 
+class SparseInput(object):
+    """A sparse COO/CSR/BSR input checked through its stored values: the checked function takes a
+    dense tensor of values and rebuilds the sparse tensor (same indices) around it, so gradcheck
+    compares the gradient with respect to the non-zero entries (the "masked" semantics of a sparse
+    gradient) instead of failing inside torch on a sparse layout."""
+
+    def __init__(self, t):
+        self.layout = t.layout
+        self.shape = tuple(t.shape)
+        if t.layout == torch.sparse_coo:
+            t = t.coalesce()
+            self.index = (t.indices(),)
+        elif t.layout in (torch.sparse_csr, torch.sparse_bsr):
+            self.index = (t.crow_indices(), t.col_indices())
+        else:  # csc, bsc
+            self.index = (t.ccol_indices(), t.row_indices())
+        self.values = t.values()
+
+    def build(self, values):
+        if self.layout == torch.sparse_coo:
+            return torch.sparse_coo_tensor(self.index[0], values, self.shape, is_coalesced=True)
+        return torch.sparse_compressed_tensor(self.index[0], self.index[1], values, self.shape, layout=self.layout)
+
+
+def _rebuilding(fn, sparse):
+    def with_sparse_inputs(*args):
+        args = list(args)
+        for i, spec in sparse.items():
+            if i < len(args) and is_tensor(args[i]) and args[i].layout == torch.strided:
+                args[i] = spec.build(args[i])
+        return fn(*args)
+
+    with_sparse_inputs.__wrapped__ = fn
+    return with_sparse_inputs
+
+
 def prepare(fn, fclass, names, raw, source, opts, reporter, synth=None, grad_outputs=None, notes=None):
     """A Subject for ``fn`` at ``raw`` inputs (promoted, detached copies)."""
     promote = bool(opts["promote"])
     promo = promotion_map()
     base = []
     infos = []
+    sparse = {}
+    raw = list(raw)
+    for i, v in enumerate(raw):
+        if is_tensor(v) and v.layout != torch.strided and (v.is_floating_point() or v.is_complex()):
+            try:
+                sparse[i] = SparseInput(v.detach())
+            except Exception:  # noqa: BLE001 - a layout without values(): checked as it is
+                continue
+            values = sparse[i].values.detach().clone().requires_grad_(v.requires_grad)
+            raw[i] = values
+            sparse[i].given = v
     for i, v in enumerate(raw):
         name = names[i] if i < len(names) else "input%d" % i
         if is_tensor(v):
@@ -84,6 +132,13 @@ def prepare(fn, fclass, names, raw, source, opts, reporter, synth=None, grad_out
             }
             if v.layout != torch.strided:
                 info["layout"] = str(v.layout).replace("torch.", "")
+            if differentiable and not v.requires_grad:
+                info["not_checked"] = getattr(v, "gradlint_constant", None) or (
+                    "it does not require grad in this call" if source == "call_site" else
+                    "it does not require grad where the inputs come from")
+            if i in sparse:  # checked through its stored values
+                info.update(shape=list(sparse[i].shape), layout=str(sparse[i].layout).replace("torch.", ""),
+                            checked="its %d stored values" % v.numel(), preview=preview(sparse[i].given))
             if synth is not None:
                 info["seed"] = synth["seed"]
             infos.append(info)
@@ -114,6 +169,13 @@ def prepare(fn, fclass, names, raw, source, opts, reporter, synth=None, grad_out
             else:
                 go_base.append(g)
         go_base = tuple(go_base)
+    if sparse:
+        fn = _rebuilding(fn, sparse)
+        if notes is not None and not any("stored values" in n for n in notes):
+            notes.append("sparse input%s %s checked through %s stored (non-zero) values: the gradient is "
+                         "compared where the sparse tensor has entries" % (
+                             "s" if len(sparse) > 1 else "", ", ".join(infos[i]["name"] for i in sorted(sparse)),
+                             "their" if len(sparse) > 1 else "its"))
     subject = Subject(fn, fclass, tuple(base), infos, go_base, opts, reporter)
     if not subject.grad_pos:
         raise Outcome("error", "bad_inputs",

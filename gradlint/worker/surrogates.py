@@ -20,6 +20,7 @@ is not one of them, since its output moves with the positive inputs.
 
 import ast
 import inspect
+import re
 import textwrap
 
 import torch
@@ -56,6 +57,27 @@ def _returns_input_unchanged(fn, inputs, j, o):
 
 _QUANTIZING = ("round", "floor", "ceil", "trunc", "sign", "argmax", "argmin", "bernoulli", "multinomial",
                "heaviside", "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine")
+_CLAMPING = ("clamp", "clip", "clamp_min", "clamp_max", "hardtanh")
+_ESTIMATOR_NAME = re.compile(r"(^|[a-z_])(STE|Ste)([A-Z_]|Fn|$)|^ste_|_ste(_|$)|straight.?through|StraightThrough",
+                             re.IGNORECASE)
+_ESTIMATOR_WORDS = ("straight-through", "straight through", "straight_through", "surrogate gradient",
+                    "gradient estimator", " ste ", "(ste)")
+
+
+def declares_estimator(fclass):
+    """The code says the backward is an estimator on purpose: the class's name (``RoundSteFn``,
+    ``StraightThroughClamp``) or its docstrings ("straight-through", "surrogate gradient").
+    A clamp whose backward passes the gradient through is an STE only then; otherwise it is a
+    relu-like backward that forgot its mask."""
+    if fclass is None:
+        return False
+    if _ESTIMATOR_NAME.search(fclass.__name__):
+        return True
+    docs = [inspect.getdoc(fclass) or ""]
+    for name in ("forward", "backward"):
+        docs.append(inspect.getdoc(getattr(fclass, name, None)) or "")
+    text = " " + " ".join(docs).lower() + " "
+    return any(word in text for word in _ESTIMATOR_WORDS)
 
 
 def straight_through_inputs(fclass):
@@ -69,9 +91,10 @@ def straight_through_inputs(fclass):
         btree = ast.parse(textwrap.dedent(inspect.getsource(_unwrapped(fclass.backward))))
     except Exception:
         return set()
+    words = _QUANTIZING + (_CLAMPING if declares_estimator(fclass) else ())
     quantizes = any(isinstance(n, ast.Call) and (
-        (isinstance(n.func, ast.Attribute) and n.func.attr.rstrip("_") in _QUANTIZING) or
-        (isinstance(n.func, ast.Name) and n.func.id in _QUANTIZING)) for n in ast.walk(ftree))
+        (isinstance(n.func, ast.Attribute) and n.func.attr.rstrip("_") in words) or
+        (isinstance(n.func, ast.Name) and n.func.id in words)) for n in ast.walk(ftree))
     function = next((n for n in btree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if not quantizes or function is None or len(function.args.args) < 2:
         return set()
@@ -101,6 +124,31 @@ def _passes(node, grads):
     return isinstance(node, ast.Name) and node.id in grads
 
 
+def _step_mask(block, atol):
+    """A square block that is diagonal with entries 0 or 1 (and some 0): the Jacobian of a clamp,
+    a ReLU-like mask or a quantizer at these inputs (1 where it passes x, 0 where it is flat)."""
+    if block is None or block.dim() != 2 or block.shape[0] != block.shape[1] or not block.numel():
+        return False
+    eye = torch.eye(block.shape[0], dtype=torch.bool)
+    if bool((block[~eye].abs() > 10 * atol).any()):
+        return False
+    d = block.diagonal()
+    ones, zeros = (d - 1).abs() <= 10 * atol, d.abs() <= 10 * atol
+    return bool((ones | zeros).all()) and bool(zeros.any())
+
+
+def straight_through_blocks(blocks, atol, rtol):
+    """Inputs whose gradient backward passes through unchanged (the analytical block is the
+    identity) where forward is a clamp or a quantizer (its numerical block a 0/1 mask, or zero):
+    a straight-through estimator, read from the Jacobians (taken as one only when the code
+    declares an estimator)."""
+    out = set()
+    for (_o, j), (a, n) in blocks.items():
+        if _identity(a, atol, rtol) and (_step_mask(n, atol) or _zero(n, atol)):
+            out.add(j)
+    return out
+
+
 def surrogate(primary, blocks, spec, inputs, atol, rtol, fclass=None):
     """``(kind, summary, message)`` when the failing pair is a hook or a surrogate, else None."""
     o, j = primary["o"], primary["j"]
@@ -117,6 +165,18 @@ def surrogate(primary, blocks, spec, inputs, atol, rtol, fclass=None):
                 "Forward does not move when its inputs move a little, so its true derivative is zero and any "
                 "other backward is a surrogate by design. If it is not meant to be one, forward is flat by "
                 "mistake (rounding, a comparison, detached values).")
+    through = straight_through_inputs(fclass)
+    if declares_estimator(fclass):  # a clamp's STE looks like a relu that forgot its mask: the code says which
+        through |= straight_through_blocks(blocks, atol, rtol)
+    if through and any(_identity(blocks.get((o2, j2), (None, None))[0], atol, rtol)
+                       for (o2, j2) in blocks if j2 in through):
+        names = ", ".join(spec["in_names"][k] for k in sorted(through))
+        return ("straight_through",
+                "⚠ inconclusive: forward clamps or quantizes %s and backward passes its gradient through "
+                "unchanged: a straight-through estimator (its other inputs' gradients belong to the estimator "
+                "too), which gradcheck cannot prove" % names,
+                "The true derivative of a clamp is 0 where it clamps, and of a quantizer 0 almost everywhere; a "
+                "straight-through estimator replaces it by the identity on purpose.")
     if _identity(n, atol, rtol) and not _identity(a, atol, rtol) and _returns_input_unchanged(
             spec["fn"], inputs, j, o):
         return ("hook",
@@ -124,13 +184,6 @@ def surrogate(primary, blocks, spec, inputs, atol, rtol, fclass=None):
                 "hook (reversal, clipping, rerouting), which gradcheck cannot prove" % name,
                 "Forward is the identity in %s (also far from the checked inputs), so its derivative is the "
                 "identity; a backward that returns something else rewrites gradients on purpose." % name)
-    if j in straight_through_inputs(fclass) and _identity(a, atol, rtol):
-        return ("straight_through",
-                "⚠ inconclusive: forward quantizes (round, sign, argmax, sampling) and backward passes the "
-                "gradient of %s through unchanged: a straight-through estimator, which gradcheck cannot prove"
-                % name,
-                "The true derivative of a quantizer is zero almost everywhere; a straight-through estimator "
-                "replaces it by the identity on purpose.")
     same_input = [blk for (_o2, j2), (_a2, blk) in blocks.items() if j2 == j]
     if _zero(n, atol) and not _zero(a, atol) and same_input and all(_zero(blk, atol) for blk in same_input
                                                                     if blk is not None):

@@ -10,10 +10,15 @@
   approximation in forward or backward, ``approximate_gradient``);
 - a passing gradcheck where no output moves when the inputs move is **inconclusive**
   (vacuous), never a pass; so is a gradcheck failure on a gradient hook or a surrogate
-  gradient (``surrogate_gradient``, see surrogates.py).
+  gradient (``surrogate_gradient``, see surrogates.py);
+- a ✓ is a proof: it needs a first-order gradcheck that ran and passed, and a checked input
+  some output moved with (``proof``); a gradcheck that was skipped or raised inside torch or
+  gradlint makes the run **inconclusive** (``not_checked``) with the reason, never ✓. The ✓
+  line says which inputs and outputs were compared (``result["proof"]``).
 """
 
 from .outcome import Outcome
+from .proof import describe, gather, is_first_order
 
 _KINK = "non_differentiable_point"
 _PROOFS = ("gradcheck", "gradgradcheck", "forward_ad", "vmap", "jacrev", "opcheck")  # named in a ✓ summary
@@ -117,15 +122,19 @@ def conclude(result, records, opts):
             result["notes"].append(note)
             return
         result["notes"].append(note + " (at a kink); the others pass")
-    sensitivity = next((r for r in records if r["name"] == "sensitivity" and r["status"] == "pass"), None)
-    gradcheck_passed = any(d["status"] == "pass" for d in draws)
-    if sensitivity is not None and gradcheck_passed and not sensitivity["details"].get("responds_to"):
+    if not any(r["status"] == "pass" and is_first_order(r["name"]) for r in records):
+        _not_checked(result, records)
+        return
+    proof = gather(records, _grad_names(result), _unchecked(result))
+    result["proof"] = proof
+    if not proof["inputs"]:
         result.update(status="inconclusive", verdict="vacuous",
-                      summary="⚠ inconclusive: no output moves when the inputs move here, so gradcheck passes "
-                              "vacuously",
+                      summary="⚠ inconclusive: no output moves when the inputs move here (%d draw%s), so gradcheck "
+                              "passes vacuously" % (proof["draws"], "" if proof["draws"] == 1 else "s"),
                       message="The Jacobian is zero at these inputs (e.g. a projection whose output is one-hot, "
-                              "or saturated values), so the check proves nothing. Check at inputs where the "
-                              "function is not flat (declare them with `# gradlint: inputs=...`).")
+                              "saturated values, points outside an interpolation grid, a mode where the function is "
+                              "constant), so the check proves nothing. Check at inputs where the function is not "
+                              "flat (declare them with `# gradlint: inputs=...`).")
         return
     result["status"] = "pass"
     result["verdict"] = "ok"
@@ -133,13 +142,12 @@ def conclude(result, records, opts):
     n_draws = sum(1 for d in draws if d["status"] == "pass")
     if n_draws > 1 and "gradcheck" in ran:
         ran[ran.index("gradcheck")] = "gradcheck ×%d draws" % n_draws
-    n_t = sum(1 for i in result["inputs"] if i.get("kind") == "tensor")
     dts = sorted(set(i["dtype"] for i in result["inputs"] if i.get("kind") == "tensor"))
-    result["summary"] = "✓ gradients match: %s (%d input%s, %s)" % (
-        ", ".join(ran) if ran else "no checks", n_t, "" if n_t == 1 else "s", "/".join(dts))
-    if sensitivity is not None and sensitivity["details"].get("insensitive"):
-        result["notes"].append("no output moves with %s at these inputs: its gradient is checked only where it "
-                               "is zero" % ", ".join(sensitivity["details"]["insensitive"]))
+    result["summary"] = "✓ gradients match: %s (%s; %s)" % (", ".join(ran), describe(proof), "/".join(dts))
+    if proof["zero"]:
+        result["notes"].append("no output moves with %s at any input checked: gradcheck compared a zero Jacobian "
+                               "for %s (backward must return zero there, and does)"
+                               % (", ".join(proof["zero"]), "it" if len(proof["zero"]) == 1 else "them"))
     for c in records:
         if c["status"] == "skipped" and c.get("verdict") == "not_twice_differentiable":
             result["notes"].append("second-order gradients not checked: backward is @once_differentiable")
@@ -157,3 +165,25 @@ def conclude(result, records, opts):
                               "the call itself is a gradgradcheck); mark backward @once_differentiable if double "
                               "backward is not supported.")
         result["location"] = oc.extra.get("location")
+
+
+def _grad_names(result):
+    return [i["name"] for i in result.get("inputs") or [] if i.get("kind") == "tensor" and i.get("requires_grad")]
+
+
+def _unchecked(result):
+    """Floating tensor inputs gradcheck did not differentiate (a call site's own choice)."""
+    return [{"input": i["name"], "why": i.get("not_checked") or "it does not require grad"}
+            for i in result.get("inputs") or [] if i.get("kind") == "tensor" and not i.get("requires_grad")
+            and str(i.get("dtype", "")).startswith(("float", "complex"))]
+
+
+def _not_checked(result, records):
+    """No first-order gradcheck passed and none failed: it was skipped or raised inside torch or
+    gradlint. Inconclusive, with the reason."""
+    skipped = next((r for r in records if is_first_order(r["name"]) and r["status"] in ("skipped", "error")), None)
+    reason = (skipped.get("message") or "skipped") if skipped is not None else "no gradcheck ran"
+    result.update(status="inconclusive", verdict="not_checked",
+                  summary="⚠ inconclusive: gradcheck did not run: %s" % _strip(reason),
+                  message="No Jacobian was compared, so nothing is proved. The reason above comes from torch or "
+                          "from gradlint's own checking code, not from a mismatch.")

@@ -60,6 +60,7 @@ class _Run(object):
         self.out_bytes = 0
         self.tail = bytearray()
         self.started = time.monotonic()
+        self.provisional = False  # the result so far was sent before the run finished
 
 
 class Zygote(object):
@@ -297,6 +298,7 @@ class Zygote(object):
                     self.send(ev)
                 elif ev.get("event") == "result":
                     run.result = ev.get("result")
+                    run.provisional = bool(ev.get("provisional"))
 
     def _read_output(self, run):
         while True:
@@ -395,6 +397,10 @@ class Zygote(object):
         r = run.result  # a result that arrived before a kill is kept
         if r is None:
             r = self._no_result(run, tail, limits)
+        elif run.provisional and run.kill_reason:
+            # the run's verdict came before it was stopped: kept, saying what was cut short
+            r.setdefault("notes", []).append("the run was stopped (%s) after its verdict, while analysing it"
+                                             % run.kill_reason)
         r["id"] = run.id
         r["stderr_tail"] = tail
         r["output_bytes"] = run.out_bytes

@@ -42,7 +42,10 @@ async def test_a_wrong_gradient_is_still_caught_on_captured_inputs(client):
     assert r["status"] == "fail" and r["verdict"] == "wrong_gradient", r["summary"]
     assert "analytical = 2 × numerical" in r["summary"]
     r = await run(client, "WrongScaledDistance")  # from a module-level wrapper function
-    assert r["status"] == "fail" and "wrong sign" in r["summary"], r["summary"]
+    # backward also returns None for x1 and x2, which it does not refuse (ScaledDistance does):
+    # dropped gradients, reported first; the sign of lengthscale's gradient as well
+    assert r["status"] == "fail" and "backward returns None for `x1`" in r["summary"], r["summary"]
+    assert "lengthscale: wrong sign" in r["summary"], r["summary"]
     assert "(wrong_kernel)" in captured_from(r)
 
 

@@ -9,6 +9,9 @@ idea each (a test keeps this list complete); names used across them are public:
 - ``callers``: literal values the module's own code passes to the target;
 - ``params``: each parameter's kind and candidate values, decided from the annotation, the
   default, the evidence, the callers' values and the name;
+- ``constraints``: what the tensors must look like, read from the code before synthesis (shapes
+  from asserts, unpacking, ``x[..., 1]`` and docstrings; sparse layouts; value ranges from
+  ``log``/``acos``/``clamp``; sorted grids for ``searchsorted``);
 - ``synthesis``: inputs made from the signature: shape strategies times value domains, searched
   until forward and one backward accept them;
 - ``caller_inputs``: inputs captured from the package's own code that calls the target (a

@@ -58,12 +58,15 @@ class Borrowed(object):
         return info
 
 
-def _caller_draw(caller, recipe):
+def _caller_draw(caller, recipe, fn=None):
     def draw(seed):
         reached = caller.reach(recipe.make(seed))
         if reached is None:
             raise ValueError("the caller did not call the target on this draw")
-        return caller.as_inputs(reached)
+        inputs = caller.as_inputs(reached)
+        if fn is not None and accepts(fn, inputs, seed) is not None:
+            inputs = refused(fn, inputs, caller.params_of_target, seed) or inputs
+        return inputs
 
     return draw
 
@@ -112,8 +115,9 @@ class _Caller(object):
 
     def reach(self, args):
         """The (args, kwargs) the caller passes to the target on ``args``, or None."""
-        for needs_grad in (False, True):
-            # a wrapper may call the Function only when gradients are (or are not) needed
+        for needs_grad in (True, False):
+            # a wrapper may call the Function only when gradients are (or are not) needed; with its
+            # own inputs requiring grad, what it passes without requires_grad is a constant of its own
             trial = tuple(a.detach().clone().requires_grad_(needs_grad)
                           if is_tensor(a) and a.is_floating_point() else a for a in args)
             with stand_in(self.fclass):
@@ -128,8 +132,11 @@ class _Caller(object):
 
 
 def as_inputs(reached, params_of_target):
-    """The target's inputs from the (args, kwargs) a caller passed: detached copies; a
-    floating tensor requires grad when backward answers for it."""
+    """The target's inputs from the (args, kwargs) a caller passed: detached copies. Every floating
+    tensor requires grad (a None from backward is checked, not trusted), except one backward
+    returns None for that the caller passes as a constant of its own (a filter bank, a buffer, a
+    test's fixed tensor: without requires_grad, while it passes others with it): the project's
+    code shows that None is by design."""
     args, kwargs = reached
     if kwargs:
         names = [p.name for p in params_of_target or []]
@@ -141,17 +148,35 @@ def as_inputs(reached, params_of_target):
             args.append(kwargs.pop(name))
         if kwargs:
             raise ValueError("the caller passes keywords the target does not name: %s" % ", ".join(kwargs))
+    floating = [a for a in args if is_tensor(a) and (a.is_floating_point() or a.is_complex())]
+    some_grad = any(a.requires_grad for a in floating)
     out = []
     for i, a in enumerate(args):
         if is_tensor(a) and (a.is_floating_point() or a.is_complex()):
             p = params_of_target[i] if params_of_target and i < len(params_of_target) else None
-            grad = p.requires_grad if p is not None and p.kind == P.TENSOR else p is None
-            out.append(a.detach().clone().requires_grad_(grad))
+            constant = some_grad and not a.requires_grad and p is not None and p.none_grad
+            t = a.detach().clone().requires_grad_(not constant)
+            if constant:
+                t.gradlint_constant = "the code that calls it passes a constant; backward returns None for it"
+            out.append(t)
         elif is_tensor(a):
             out.append(a.detach().clone())
         else:
             out.append(a)
     return tuple(out)
+
+
+def refused(fn, inputs, params_of_target, seed):
+    """Inputs forward refuses to take with requires_grad (``if x1.requires_grad: raise``) while
+    backward returns None for them: the same inputs with those not requiring grad, or None."""
+    positions = [i for i, a in enumerate(inputs) if is_tensor(a) and a.requires_grad and params_of_target
+                 and i < len(params_of_target) and params_of_target[i].none_grad]
+    if not positions:
+        return None
+    trial = tuple(a.detach().clone() if i in positions else a for i, a in enumerate(inputs))
+    for i in positions:
+        trial[i].gradlint_constant = "forward refuses it with requires_grad; backward returns None for it"
+    return trial if accepts(fn, trial, seed) is None else None
 
 
 def accepts(fn, inputs, seed):
@@ -512,7 +537,7 @@ def capture(fn, fclass, opts, errors=None, seen=None):
                 found, why = _search(caller, fn, opts, started)
                 if found is not None:
                     info = found.info(int(opts["seed"]))
-                    return Borrowed(_caller_draw(caller, found), caller.describe(root), info)
+                    return Borrowed(_caller_draw(caller, found, fn), caller.describe(root), info)
                 if time.monotonic() - started > MAX_SECONDS:
                     break
         except Exception as e:  # noqa: BLE001 - the user's module or constructor
@@ -560,6 +585,8 @@ class _CallerSearch(Search):
             return "shape"
         why = accepts(self.target, inputs, seed)
         if why is None:
+            return "ok"
+        if refused(self.target, inputs, self.caller.params_of_target, seed) is not None:
             return "ok"
         self.why = why
         return "domain"

@@ -52,6 +52,8 @@ class Param(object):
         self.why = why
         self.optional = optional  # None is also an accepted value
         self.keyword_only = False
+        self.none_grad = False  # backward returns a literal None for it
+        self.constant_why = None  # why it is left undifferentiated (the code shows its None is by design)
 
     def __repr__(self):
         return "Param(%s: %s%s)" % (self.name, self.kind, ", grad" if self.requires_grad else "")
@@ -266,7 +268,10 @@ def _decide(p, evidence, no_grad):
     if kind == TENSOR and no_grad:
         why += "; backward returns None for it"
     param = Param(p.name, kind, why=why, optional=optional or (ev_kind == NONE) or None in called)
-    param.requires_grad = kind == TENSOR and not no_grad
+    # every floating tensor input is differentiated, also when backward returns None for it: a None
+    # is checked (the output may depend on it: a dropped gradient), never trusted
+    param.requires_grad = kind == TENSOR
+    param.none_grad = no_grad
     known = called + literals
     if kind in (INT, INT_TENSOR):
         param.candidates = _unique([v for v in known if isinstance(v, int) and not isinstance(v, bool)]

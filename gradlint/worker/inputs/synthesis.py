@@ -16,6 +16,7 @@ import time
 
 import torch
 
+from . import constraints
 from . import params as P
 from ..introspect import value_params
 from ..outcome import Outcome, is_memory_error, needs_a_device
@@ -60,6 +61,8 @@ def shape_strategies(n):
         [(4,)] * n,
         [(3, 4)] + [(4,)] * (n - 1),
         [(3, 4)] + [()] * (n - 1),
+        [(3, 4)] * (n - 1) + [(1,)] if n > 1 else [(3, 4)],  # a trailing hyperparameter: a lengthscale
+        [(3, 4)] * (n - 1) + [()] if n > 1 else [(3, 4)],
         [(4,)] + [(4, 4)] * (n - 1),  # a vector and matrices (natural parameters, covariances)
         [(4, 4)] + [(4,)] * (n - 1),
         [(4, 4)] * n,
@@ -89,6 +92,16 @@ def domain_values(shape, gen, domain):
     v = away_from_zero(shape, gen)
     if domain == "signed":
         return v
+    if domain == "open_unit":  # inside (-1, 1), away from 0 and ±1: acos, asin, atanh
+        return v * (0.8 / 1.7)
+    if domain == "sorted":  # strictly increasing along the last dim (a grid: searchsorted)
+        if not len(shape):
+            return v
+        grid = torch.cumsum(v.abs() * 0.5 + 0.2, dim=-1)
+        return grid - grid.mean(dim=-1, keepdim=True)
+    if isinstance(domain, tuple) and domain[0] == "range":  # inside a clamp's bounds, away from them
+        lo, hi = domain[1], domain[2]
+        return lo + (hi - lo) * (0.1 + 0.8 * torch.rand(shape, generator=gen, dtype=torch.float64))
     if domain == "small":
         return 0.1 * v
     if domain == "positive":
@@ -116,17 +129,41 @@ def domain_values(shape, gen, domain):
 
 
 class Recipe(object):
-    """One way to make inputs: scalar values, shapes and a domain; ``make(seed)`` draws."""
+    """One way to make inputs: scalar values, shapes and a domain; ``make(seed)`` draws.
+    ``constraints`` (name -> ``constraints.Constraint``) give some tensors a domain or a sparse
+    layout of their own (read from the code)."""
 
-    def __init__(self, params, values, shapes, domain, index_variant=0):
+    def __init__(self, params, values, shapes, domain, index_variant=0, constraints=None):
         self.params = params
         self.values = values  # name -> value for non-tensor parameters
         self.shapes = shapes  # shapes of the TENSOR parameters, in order
         self.domain = domain
         self.index_variant = index_variant
+        self.constraints = constraints or {}
+        self.constants = set()  # tensors forward refuses with requires_grad (backward returns None for them)
+
+    def _copy(self, shapes, domain):
+        recipe = Recipe(self.params, self.values, shapes, domain, self.index_variant, self.constraints)
+        recipe.constants = set(self.constants)
+        return recipe
 
     def with_domain(self, domain):
-        return Recipe(self.params, self.values, self.shapes, domain, self.index_variant)
+        return self._copy(self.shapes, domain)
+
+    def with_shapes(self, shapes, domain=None):
+        return self._copy(shapes, domain or self.domain)
+
+    def _tensor(self, p, shape, gen):
+        c = self.constraints.get(p.name)
+        domain = self.domain if p.requires_grad else "signed"
+        if c is not None and c.domain is not None and domain in ("signed", "small", "by_name"):
+            domain = c.domain  # the code's own range for this input first
+        if domain == "by_name":
+            domain = structure_by_name(p.name)
+        t = domain_values(shape, gen, domain)
+        if c is not None and c.layouts and t.dim() >= 2:
+            t = sparse_values(t, gen, c.layouts[0])
+        return t
 
     def make(self, seed):
         gen = torch.Generator().manual_seed(seed)
@@ -139,13 +176,12 @@ class Recipe(object):
                     args.append(p.candidates[0])  # positional: passed explicitly, shown in the report
                 continue
             if p.kind == P.TENSOR:
-                domain = self.domain if p.requires_grad else "signed"
-                if domain == "by_name":
-                    domain = structure_by_name(p.name)
-                t = domain_values(next(shapes), gen, domain)
+                t = self._tensor(p, next(shapes), gen)
                 if first is None:
                     first = t
-                args.append(t.requires_grad_(p.requires_grad))
+                if p.name in self.constants:
+                    t.gradlint_constant = "forward refuses it with requires_grad; backward returns None for it"
+                args.append(t.requires_grad_(p.requires_grad and p.name not in self.constants))
             elif p.kind == P.INDEX:
                 args.append(_index_tensor(first, gen, self.index_variant))
             elif p.kind == P.SIZE:
@@ -164,13 +200,32 @@ class Recipe(object):
         return tuple(args)
 
     def info(self, seed):
-        return {
+        info = {
             "seed": seed,
             "shapes": [list(s) for s in self.shapes],
             "domain": self.domain,
             "values": dict((k, repr(v)) for k, v in self.values.items()),
             "params": [p.describe() for p in self.params],
         }
+        if self.constraints:
+            info["constraints"] = [c.describe(n) for n, c in sorted(self.constraints.items())]
+            domains = dict((n, c.domain if isinstance(c.domain, str) else "range") for n, c in self.constraints.items()
+                           if c.domain is not None)
+            if domains:
+                info["domains"] = domains  # the code's own range for these inputs
+        return info
+
+
+def sparse_values(dense, gen, layout):
+    """``dense`` with about 40% of its entries zeroed (a square matrix keeps its diagonal), as a
+    coalesced COO tensor or a CSR tensor (2-D, or a batch of them)."""
+    keep = torch.rand(dense.shape, generator=gen, dtype=torch.float64) > 0.4
+    if dense.shape[-1] == dense.shape[-2]:
+        keep = keep | torch.eye(dense.shape[-1], dtype=torch.bool)
+    t = dense * keep
+    if layout == "csr" and t.dim() in (2, 3):
+        return t.to_sparse_csr()
+    return t.to_sparse_coo().coalesce()
 
 
 def _index_tensor(first, gen, variant):
@@ -310,6 +365,11 @@ def synthesize(fn, fclass, spec, opts, reporter):
                       % (bad.name, what), synthesis={"params": [p.describe() for p in params]})
     seed = int(spec.get("seed", opts["seed"]))
     n_t = sum(1 for p in params if p.kind == P.TENSOR)
+    tensor_names = [p.name for p in params if p.kind == P.TENSOR]
+    try:
+        found = {} if customops.is_op(fn) else constraints.infer(fn, fclass, tensor_names)
+    except Exception:  # noqa: BLE001 - reading the code is best effort
+        found = {}
     if n_t and not any(p.requires_grad for p in params):
         for p in params:  # every tensor gets None from backward: still check the first
             if p.kind == P.TENSOR:
@@ -323,7 +383,11 @@ def synthesize(fn, fclass, spec, opts, reporter):
         strategies = [[tuple(s) for s in shapes]]
     else:
         strategies = shape_strategies(n_t) if n_t else [[]]
+        constrained = constraints.shapes_for(tensor_names, found) if n_t else None
+        if constrained is not None:  # the shapes the code asks for first
+            strategies = [constrained] + [x for x in strategies if x != constrained]
     search = Search(fn, params, opts, reporter)
+    search.constraints = found
     recipe = search.run(strategies, seed)
     if recipe is None:
         raise search.failure()
@@ -346,6 +410,7 @@ class Search(object):
         self.backward_fails = None  # the first recipe forward accepts and backward raises on
         self.hints = []  # shapes named by error messages ("Bx3x3", "last dim should be 4")
         self.started = time.monotonic()
+        self.constraints = {}  # name -> constraints.Constraint read from the code
 
     def exhausted(self):
         return self.attempts >= MAX_ATTEMPTS or time.monotonic() - self.started > MAX_SECONDS
@@ -382,12 +447,12 @@ class Search(object):
 
     def try_domains(self, values, shapes, variant, seed):
         for domain in DOMAINS:
-            recipe = Recipe(self.params, values, shapes, domain, variant)
+            recipe = Recipe(self.params, values, shapes, domain, variant, self.constraints)
             verdict = self.try_recipe(recipe, seed)
             if verdict == "ok":
                 return recipe
             if verdict == "vacuous" and self.vacuous is None:
-                self.vacuous = recipe  # forward works but nothing moves: keep looking
+                self.vacuous = recipe._copy(recipe.shapes, recipe.domain)  # nothing moves: keep looking
             if verdict == "shape" or self.exhausted():
                 return None
         return None
@@ -402,6 +467,15 @@ class Search(object):
         except Exception as e:
             if is_memory_error(e) or needs_a_device(e):  # no other input helps
                 raise self.reporter.user_exception(e, "forward")
+            refusing = [p.name for p in self.params if p.kind == P.TENSOR and p.none_grad and p.requires_grad]
+            if refusing and not recipe.constants:
+                # forward may refuse inputs that require grad (`if x1.requires_grad: raise`) for which
+                # backward returns None: those are constants by design, left undifferentiated
+                recipe.constants = set(refusing)
+                verdict = self.try_recipe(recipe, seed)
+                if verdict in ("ok", "vacuous"):
+                    return verdict
+                recipe.constants = set()
             self.errors.append((e, "%s: %s" % (type(e).__name__, first_line(exc_text(e, 300)))))
             self.hints.extend(s for s in shape_hints(str(e)) if s not in self.hints)
             return "domain" if _looks_like_domain(e) else "shape"
@@ -421,7 +495,7 @@ class Search(object):
             # inputs are used and the checks report backward's error
             self.errors.append((error, "%s in backward: %s" % (type(error).__name__, first_line(exc_text(error, 300)))))
             if self.backward_fails is None:
-                self.backward_fails = recipe
+                self.backward_fails = recipe._copy(recipe.shapes, recipe.domain)
             return "shape"
         return "ok"
 

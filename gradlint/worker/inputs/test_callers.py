@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from .caller_inputs import SKIP_DIRS, Borrowed, Reached, accepts, as_inputs, is_test_file, stand_in
+from .caller_inputs import SKIP_DIRS, Borrowed, Reached, accepts, as_inputs, is_test_file, refused, stand_in
 
 MAX_TEST_FILES = 8
 MAX_FILES_SCANNED = 4000
@@ -252,19 +252,24 @@ def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=No
                     inputs = as_inputs(reached, params_of_target) if reached is not None else None
                 except Exception:  # noqa: BLE001 - the user's test
                     continue
-                if inputs is None or accepts(fn, inputs, seed) is not None:
+                if inputs is not None and accepts(fn, inputs, seed) is not None:
+                    inputs = refused(fn, inputs, params_of_target, seed)
+                if inputs is None:
                     continue
                 shown = ", ".join("%s=%r" % kv for kv in sorted(call.kwargs.items()))[:80]
-                return Borrowed(_test_draw(call, params_of_target), where + (" [%s]" % shown if shown else ""),
+                return Borrowed(_test_draw(call, params_of_target, fn), where + (" [%s]" % shown if shown else ""),
                                 {"test": where})
     return None
 
 
-def _test_draw(call, params_of_target):
+def _test_draw(call, params_of_target, fn=None):
     def draw(seed):
         reached = call.reach(seed)
         if reached is None:
             raise ValueError("the test did not call the target on this draw")
-        return as_inputs(reached, params_of_target)
+        inputs = as_inputs(reached, params_of_target)
+        if fn is not None and accepts(fn, inputs, seed) is not None:
+            inputs = refused(fn, inputs, params_of_target, seed) or inputs
+        return inputs
 
     return draw
