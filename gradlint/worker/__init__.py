@@ -33,6 +33,8 @@ The modules, one idea each (a test keeps this list complete):
 - ``funcchecks``: torch.func checks (vmap, jacrev) for Functions that declare torch.func support;
 - ``proof``: which inputs and outputs a passing gradcheck compared a non-zero Jacobian for (a ✓ is a proof);
 - ``verdict``: the run's conclusion from its check records;
+- ``explore``: where a run looks beyond its first inputs (the project's callers instead, other inputs
+  for inputs nothing moved with, ties and equal inputs, each mode the code names);
 - ``job``: one run from request to result;
 - ``inprocess``: the same run in the caller's own process (``check_gradients``, ``pytest --gradlint``);
 - ``child`` / ``zygote``: the forked run process, and the fork server around it;

@@ -16,7 +16,7 @@ import warnings
 
 import torch
 
-from . import checks, customops, funcchecks, gradchecks
+from . import checks, customops, explore, funcchecks, gradchecks
 from .inputs import caller_inputs, test_callers
 from .introspect import defines, is_once_differentiable
 from .loading import Loader
@@ -82,6 +82,7 @@ class Job(object):
         self.once_differentiable = False
         self.redraw = None  # seed -> another draw of the inputs (a Loaded), or None when they cannot differ
         self.recipe = None  # how synthesized inputs are made
+        self.structure = None  # a structure square inputs keep (symmetric, tril) once a retry found one
         self.tests_may_run = True  # a worker may run the project's tests to find inputs
         limit = (req.get("limits") or {}).get("timeout_s")
         # the time the run may spend before it must stop looking further (its verdict is kept)
@@ -143,12 +144,14 @@ class Job(object):
         t = time.perf_counter()
         try:
             self.run_checks(subject)
-            subject = self.callers_instead(subject, loader, loaded)
+            subject = explore.callers_instead(self, subject, loader, loaded)
             subject = self.next_cases(subject, loader, loaded)
             subject = self.structured_inputs(subject, loader, loaded)
             self.other_draws(subject)
+            explore.tie_draws(self, subject, loader, loaded)
             self.other_shapes(loader, loaded)
-            self.more_inputs(subject, loader, loaded)
+            explore.more_inputs(self, subject, loader, loaded)
+            explore.other_modes(self, subject, loader, loaded)
             self.result["inputs"] = subject.infos  # the retries' trial inputs are not the report's
             self.progress("done", 100)
         finally:
@@ -201,7 +204,7 @@ class Job(object):
             else:
                 raise Outcome("error", "bad_request", "✗ bad request: unknown inputs kind %r" % (kind,))
         self.source = source
-        subject = self._prepare(loaded.with_inputs(raw), loader, synth)
+        subject = self.prepare_subject(loaded.with_inputs(raw), loader, synth)
         self.result["inputs"] = subject.infos
         self.result["options"] = dict(self.opts)
         if synth is not None:
@@ -254,6 +257,7 @@ class Job(object):
         once, so that a run stopped at its time limit while localising still says ✗ (the final
         result replaces it)."""
         result = dict(self.result)
+        rec = dict({"seconds": 0.0, "verdict": None}, **rec)
         result["checks"] = [dict((k, v) for k, v in c.items() if k != "_outcome") for c in self.checks] + [rec]
         result.update(status="fail", verdict=rec.get("verdict") or "gradcheck_failed", failed_check=rec["name"],
                       summary=rec["message"], message=rec.get("details", {}).get("torch_message"),
@@ -261,10 +265,12 @@ class Job(object):
                                                           "torch's report only"])
         self.emit({"event": "result", "result": result, "provisional": True})
 
-    def _prepare(self, loaded, loader, synth=None):
+    def prepare_subject(self, loaded, loader, synth=None):
         subject = prepare(loaded.fn, loaded.fclass, loaded.names, loaded.raw_inputs, self.source, self.opts,
                           self.reporter, synth=synth, grad_outputs=loaded.grad_outputs, notes=self.result["notes"])
         subject.on_failure = self.provisional
+        if self.structure:
+            explore.keep_structure(subject, self.structure)
         subject.captured = loader.captured
         subject.raw = loaded.raw_inputs
         subject.op = loaded.op
@@ -341,90 +347,11 @@ class Job(object):
                     rec["verdict"] = "not_twice_differentiable"
                 continue
             self.progress(CHECK_LABELS.get(name, name), 5 + 80.0 * step / len(plan))
-            rec = self._run_check(name, subject)
+            rec = self.run_check(name, subject)
             if rec["status"] in ("fail", "error") and name not in _FORWARD_ONLY:
                 blocked = "skipped: %s %s" % (name.replace("_", " "), "failed" if rec["status"] == "fail" else "raised")
                 if name in _FORWARD_CHECKS:
                     fw_blocked = blocked
-
-    def callers_instead(self, subject, loader, loaded):
-        """Synthesized inputs that forward or backward raise on, or on which nothing moves: the
-        inputs the project's own code passes (its callers, then its tests) are tried, and used from
-        then on when they run."""
-        if self.source != "synthesized" or loaded.fclass is None or not self.time_left(10.0):
-            return subject
-        bad = next((c for c in self.checks if c["status"] == "error" and c["name"] != "forward_ad"), None)
-        vacuous = self._nothing_moves()
-        if bad is None and not vacuous:
-            return subject
-        tried = []
-        try:
-            borrowed = self.borrow(loaded, tried)
-            trial = self._prepare(loaded.with_inputs(borrowed.make(self.opts["seed"])), loader) if borrowed else None
-        except Exception:  # noqa: BLE001 - a caller that does not reach it again
-            trial = None
-        if trial is None or self._run_check("forward", trial, record=False)["status"] != "pass":
-            return subject
-        why = "%s raised on them" % bad["name"].replace("_", " ") if bad is not None else \
-            "no output moved with them"
-        self.result["notes"].append("synthesized inputs did not fit (%s): checked on inputs captured from %s, "
-                                    "which calls %s.apply" % (why, borrowed.where, loaded.fclass.__name__))
-        self.checks = []
-        self.source = "caller"
-        self.recipe = None
-        seed = self.opts["seed"]
-        self.redraw = lambda s: loaded.with_inputs(borrowed.make(s))
-        subject = self._prepare(loaded.with_inputs(borrowed.make(seed)), loader)
-        self.result["synthesis"] = borrowed.info(seed)
-        self.run_checks(subject)
-        return subject
-
-    def _nothing_moves(self):
-        first = next((c for c in self.checks if c["name"] == "gradcheck"), None)
-        return first is not None and first["status"] == "pass" and \
-            not any((first["details"].get("responses") or {}).values())
-
-    def more_inputs(self, subject, loader, loaded):
-        """gradcheck passed, but some checked input moved no output on any draw: its Jacobian was
-        compared only where it is zero. Other inputs are tried (more draws of the same kind, other
-        value domains, the project's own callers) before the run says so; a failure there is a
-        finding the earlier draws could not see."""
-        from .proof import gather, is_first_order
-
-        if any(c["status"] in ("fail", "error") for c in self.checks) or self.redraw is None and self.recipe is None:
-            return
-        grad_names = [subject.in_names[j] for j in subject.grad_pos]
-        sources = []
-        if self.recipe is not None:
-            sources += [("draw", lambda s, d=d: loaded.with_inputs(self.recipe.with_domain(d).make(s)))
-                        for d in ("small", "positive", "unit") if d != self.recipe.domain]
-        if self.redraw is not None:
-            sources += [("draw", self.redraw)] * 2
-        for k, (kind, make) in enumerate(sources[:4]):
-            proof = gather(self.checks, grad_names, [])
-            if not proof["zero"] or not self.time_left(5.0):
-                return
-            try:
-                drawn = make(self.opts["seed"] + 10 + k)
-                other = prepare(drawn.fn, drawn.fclass, drawn.names, drawn.raw_inputs, self.source, self.opts,
-                                self.reporter, grad_outputs=drawn.grad_outputs)
-            except Exception:  # noqa: BLE001 - inputs forward rejects: the next source
-                continue
-            other.captured = subject.captured
-            other.on_failure = self.provisional
-            if subject.reseeded:
-                other.reseed()
-            if self._run_check("forward", other, record=False)["status"] != "pass":
-                continue
-            from .proof import responses
-
-            moved = responses(other)
-            if not any(moved.get(name) for name in proof["zero"]):
-                continue  # these inputs do not show it either
-            rec = self._run_check("gradcheck", other, label="gradcheck (other inputs %d)" % (k + 1))
-            rec["details"]["draw"] = {"seed": self.opts["seed"] + 10 + k, "inputs": other.infos}
-            if rec["status"] != "pass" or not is_first_order(rec["name"]):
-                return
 
     def next_cases(self, subject, loader, loaded):
         """A parametrized test whose case proves nothing here (the Jacobian is zero, e.g.
@@ -441,7 +368,7 @@ class Job(object):
             self.result["notes"].append("the case %s proves nothing (no output moves with the inputs); "
                                         "checked the next case" % ", ".join("%s=%s" % kv for kv in case.items()))
             self.checks = []
-            subject = self._prepare(loaded, loader)
+            subject = self.prepare_subject(loaded, loader)
             self.result["inputs"] = subject.infos
             self.run_checks(subject)
         return subject
@@ -453,7 +380,7 @@ class Job(object):
         first = next((c for c in self.checks if c["name"] == "gradcheck"), None)
         if self.recipe is None or first is None or first["status"] != "fail" \
                 or first.get("verdict") != "wrong_gradient" or (first["details"].get("pattern") or {}).get("kind") \
-                in ("scale", "sign", "zero", "swap", "transposed"):
+                in ("scale", "sign", "zero", "swap", "transposed", "dropped"):
             return subject
         square = any(len(s) >= 2 and s[-1] == s[-2] for s in self.recipe.shapes)
         if not square:
@@ -461,21 +388,24 @@ class Job(object):
         for domain in STRUCTURED:
             recipe = self.recipe.with_domain(domain)
             try:
-                trial = self._prepare(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
+                trial = self.prepare_subject(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
             except Outcome:
                 continue
             if subject.reseeded:
                 trial.reseed()
-            self._run_check("forward", trial, record=False)
-            if self._run_check("gradcheck", trial, record=False)["status"] != "pass":
+            structured = explore.keep_structure(trial, domain)
+            self.run_check("forward", trial, record=False)
+            if self.run_check("gradcheck", trial, record=False)["status"] != "pass":
                 continue
             self.result["notes"].append(
-                "gradcheck fails for general square matrix inputs (%s) and passes for %s ones: the backward "
+                "gradcheck fails for general square matrix inputs (%s) and passes for %s ones%s: the backward "
                 "assumes that structure, so the check uses such inputs" % (
-                    (first.get("message") or "").lstrip("✗ "), _DOMAIN_NAMES[domain]))
+                    (first.get("message") or "").lstrip("✗ "), _DOMAIN_NAMES[domain],
+                    " (%s)" % structured if structured else ""))
             self.recipe = recipe
             self.checks = []
-            subject = self._prepare(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
+            self.structure = domain
+            subject = self.prepare_subject(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
             if self.result.get("synthesis"):
                 self.result["synthesis"]["domain"] = domain
             self.run_checks(subject)
@@ -504,14 +434,14 @@ class Job(object):
             for domain in domains:  # with the structure square matrices' names ask for, too
                 recipe = self.recipe.with_shapes(shapes, domain)
                 try:
-                    trial = self._prepare(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
+                    trial = self.prepare_subject(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
                 except Exception:  # noqa: BLE001 - shapes forward or prepare rejects
                     break
-                if self._run_check("forward", trial, record=False)["status"] != "pass":
+                if self.run_check("forward", trial, record=False)["status"] != "pass":
                     break
                 if shapes not in tried:
                     tried.append(shapes)
-                rec = self._run_check("gradcheck", trial, label="gradcheck (other shapes)", record=False)
+                rec = self.run_check("gradcheck", trial, label="gradcheck (other shapes)", record=False)
                 if rec["status"] == "pass":
                     rec["details"]["shapes"] = [list(x) for x in shapes]
                     rec["details"]["failing_shapes"] = [list(x) for x in self.recipe.shapes]
@@ -523,12 +453,12 @@ class Job(object):
             return
         try:  # the inputs the project's own code passes: the domain it was written for
             borrowed = self.borrow(loaded, [])
-            trial = self._prepare(loaded.with_inputs(borrowed.make(self.opts["seed"])), loader) if borrowed else None
+            trial = self.prepare_subject(loaded.with_inputs(borrowed.make(self.opts["seed"])), loader) if borrowed else None
         except Exception:  # noqa: BLE001 - a caller that does not reach it again
             trial = None
-        if trial is None or self._run_check("forward", trial, record=False)["status"] != "pass":
+        if trial is None or self.run_check("forward", trial, record=False)["status"] != "pass":
             return
-        rec = self._run_check("gradcheck", trial, label="gradcheck (callers' inputs)", record=False)
+        rec = self.run_check("gradcheck", trial, label="gradcheck (callers' inputs)", record=False)
         if rec["status"] == "pass":
             rec["details"]["caller"] = borrowed.where
             rec["details"]["failing_shapes"] = [list(x) for x in self.recipe.shapes]
@@ -569,10 +499,12 @@ class Job(object):
             other = prepare(drawn.fn, drawn.fclass, drawn.names, drawn.raw_inputs, self.source, self.opts,
                             self.reporter, grad_outputs=drawn.grad_outputs)
             other.captured = subject.captured
+            if self.structure:
+                explore.keep_structure(other, self.structure)
             if subject.reseeded:
                 other.reseed()
-            self._run_check("forward", other, record=False)
-            rec = self._run_check("gradcheck", other, label="gradcheck (draw %d)" % (k + 1))
+            self.run_check("forward", other, record=False)
+            rec = self.run_check("gradcheck", other, label="gradcheck (draw %d)" % (k + 1))
             rec["details"]["draw"] = {"seed": seed + k, "inputs": other.infos}
             outcomes.append(rec["status"])
 
@@ -581,7 +513,7 @@ class Job(object):
         self.checks.append(rec)
         return rec
 
-    def _run_check(self, name, subject, label=None, record=True):
+    def run_check(self, name, subject, label=None, record=True):
         t = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

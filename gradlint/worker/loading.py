@@ -13,6 +13,7 @@ import sys
 
 import torch
 
+from .inputs import fixtures
 from .introspect import def_of, method_def, param_names
 from .outcome import Captured, Outcome
 from .tensors import as_tuple
@@ -256,17 +257,20 @@ class Loader(object):
             except Exception:
                 return
             grids.append(rows)
+        roots = [p for p in (self.req.get("user_roots") or []) + (self.req.get("sys_path") or []) if p]
+        root = roots[0] if roots else os.path.dirname(self.path)
         for combo in itertools.islice(itertools.product(*grids), 32):
             kwargs = {}
             for part in combo:
                 kwargs.update(part)
             missing = [n for n in needs if n not in kwargs]
-            try:
-                for name in missing:
-                    kwargs[name] = _fixture_value(module, name)
-            except LookupError:
+            # fixtures of the project's own making: this module's, then its conftest.py files'
+            found = fixtures.cases([module] + fixtures.conftests(self.path, root), missing) if missing else [{}]
+            if found is None:
                 return
-            yield dict((k, v) for k, v in kwargs.items() if k in needs)
+            for values in found:
+                merged = dict(kwargs, **values)
+                yield dict((k, v) for k, v in merged.items() if k in needs)
 
     def _bind_enclosing(self, module, owner, parts, enclosing):
         if owner is module:
@@ -448,25 +452,6 @@ class Loader(object):
 def _short_repr(value):
     text = repr(value)
     return text if len(text) <= 60 else text[:59] + "…"
-
-
-def _fixture_value(module, name, depth=0):
-    """The value of a module-level pytest fixture (its function called, a generator advanced)."""
-    obj = getattr(module, name, None)
-    func = None
-    for get in (lambda o: o._get_wrapped_function(), lambda o: o.__pytest_wrapped__.obj, lambda o: o.__wrapped__):
-        try:
-            func = get(obj)
-            break
-        except Exception:
-            continue
-    if func is None or depth > 4 or not callable(func):
-        raise LookupError(name)
-    kwargs = dict((p, _fixture_value(module, p, depth + 1)) for p in _required_params(func))
-    value = func(**kwargs)
-    if inspect.isgenerator(value):
-        value = next(value)
-    return value
 
 
 def _required_params(obj):

@@ -12,7 +12,7 @@ import traceback
 
 from .text import exc_text, exc_type, first_line, nbytes
 from .userframes import is_user_file
-from .introspect import method_def
+from .introspect import method_def, param_names
 
 
 class Outcome(Exception):
@@ -45,6 +45,7 @@ def is_memory_error(exc):
 
 
 _USER_PHASES = ("forward", "backward", "setup_context", "jvp", "vjp", "vmap")
+_GRADIENT_COUNT = re.compile(r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)")
 # what torch says, from its C++ engine, about a user's Function (no user frame in the traceback)
 _ABOUT_USER_CODE = (
     "Backward returned", "returned an incorrect number of gradients", "returned an invalid gradient",
@@ -162,10 +163,28 @@ class Reporter(object):
                 "✗ cannot run here: %s (%s in %s); install it in %s, or pass another --python"
                 % (msg, info["type"].split(".")[-1], what or where, sys.executable),
                 info["message"], exception=info, location=self.location_for(where, info))
+        count = self.gradient_count(msg)
+        if count is not None:  # name the inputs without a gradient, as GL004 does
+            return Outcome("error", "exception", count, info["message"], exception=info,
+                           location=self.location_for("backward", info))
         return Outcome(
             "error", "exception", "✗ %s: %s" % (label, msg), info["message"],
             exception=info, location=self.location_for(where, info),
         )
+
+    def gradient_count(self, message):
+        """"✗ backward returns 1 gradient but forward takes 2 inputs: no gradient for `w`" from torch's
+        "returned an incorrect number of gradients (expected 2, got 1)"; None for other messages."""
+        m = _GRADIENT_COUNT.search(message)
+        if m is None or self.fclass is None:
+            return None
+        expected, got = int(m.group(1)), int(m.group(2))
+        names = param_names(None, self.fclass)
+        if got >= expected or len(names) < expected:
+            return None
+        missing = ", ".join("`%s`" % n for n in names[got:expected])
+        return ("✗ backward returns %d gradient%s but forward takes %d inputs: no gradient for %s (torch: %s)"
+                % (got, "" if got == 1 else "s", expected, missing, message))
 
     def memory_summary(self, exc):
         cap = self.limits.get("memory_bytes")

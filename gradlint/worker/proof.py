@@ -111,7 +111,7 @@ def describe(proof):
     if proof["inputs"]:
         parts.append("%s → %s" % (", ".join(proof["inputs"]), ", ".join(proof["outputs"]) or "outputs"))
     if proof["zero"]:
-        parts.append("%s: no output moves with %s (zero Jacobian checked)"
+        parts.append("%s: no output depends on %s (its zero gradient checked)"
                      % (", ".join(proof["zero"]), "it" if len(proof["zero"]) == 1 else "them"))
     if proof["unchecked"]:
         parts.append("not checked: " + ", ".join("%s (%s)" % (u["input"], u["why"]) for u in proof["unchecked"]))

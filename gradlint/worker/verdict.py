@@ -97,6 +97,10 @@ def conclude(result, records, opts):
     for rec in records:
         if rec["status"] not in ("fail", "error") or rec["name"].startswith("gradcheck (draw"):
             continue
+        if rec["name"].startswith("gradcheck (") and rec.get("verdict") == _KINK:
+            # a mode, other inputs or ties that land on a kink: named, not a wrong gradient
+            result["notes"].append("%s: %s" % (rec["name"], _strip(rec.get("message") or "")))
+            continue
         if rec["name"] == "gradcheck" and rec["status"] == "fail" and len(draws) > 1:
             break  # judged over the draws below
         if not strict and (_approximate(rec) or (rec["name"] == "gradgradcheck" and variant != "gradgradcheck"
@@ -142,12 +146,25 @@ def conclude(result, records, opts):
     n_draws = sum(1 for d in draws if d["status"] == "pass")
     if n_draws > 1 and "gradcheck" in ran:
         ran[ran.index("gradcheck")] = "gradcheck ×%d draws" % n_draws
+    elsewhere = [n for n in result.get("depends_elsewhere") or [] if n in proof["zero"]]
+    if elsewhere:
+        result.update(status="inconclusive", verdict="vacuous",
+                      summary="⚠ inconclusive: gradcheck compared the Jacobian of %s only where it is zero (no "
+                              "output moved with %s at any input checked, but the output depends on %s elsewhere)"
+                              % (", ".join(elsewhere), "it" if len(elsewhere) == 1 else "them",
+                                 "it" if len(elsewhere) == 1 else "them"),
+                      message="Its gradient was never compared where it matters: inputs outside a grid, a "
+                              "threshold never crossed, a mode where the function is constant in it. Check at "
+                              "inputs where the output moves with it (declare them with `# gradlint: inputs=...`).")
+        return
     dts = sorted(set(i["dtype"] for i in result["inputs"] if i.get("kind") == "tensor"))
+    modes = [m for m in result.get("modes") or [] if m["status"] in ("pass", "checked first")]
+    if len(modes) > 1:
+        ran.append("modes %s" % ", ".join("%s=%s" % kv for m in modes for kv in sorted(m["mode"].items())))
     result["summary"] = "✓ gradients match: %s (%s; %s)" % (", ".join(ran), describe(proof), "/".join(dts))
     if proof["zero"]:
-        result["notes"].append("no output moves with %s at any input checked: gradcheck compared a zero Jacobian "
-                               "for %s (backward must return zero there, and does)"
-                               % (", ".join(proof["zero"]), "it" if len(proof["zero"]) == 1 else "them"))
+        result["notes"].append("no output depends on %s (not at any input checked, nor far from them): its zero "
+                               "gradient is checked" % ", ".join(proof["zero"]))
     for c in records:
         if c["status"] == "skipped" and c.get("verdict") == "not_twice_differentiable":
             result["notes"].append("second-order gradients not checked: backward is @once_differentiable")

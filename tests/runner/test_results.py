@@ -216,8 +216,10 @@ async def test_nondeterminism_within_nondet_tol_passes_that_check(client):
 async def test_backward_returning_too_few_gradients(client):
     r = await run(client, fn_class("bad_functions.py", "TooFewGrads"))
     assert (r["status"], r["verdict"]) == ("error", "exception")
-    assert r["summary"] == ("✗ RuntimeError in backward: function TooFewGradsBackward returned an incorrect "
-                            "number of gradients (expected 2, got 1)")
+    # the input without a gradient is named (as GL004 does), with torch's sentence after it
+    assert r["summary"] == ("✗ backward returns 1 gradient but forward takes 2 inputs: no gradient for `y` (torch: "
+                            "function TooFewGradsBackward returned an incorrect number of gradients (expected 2, "
+                            "got 1))")
     assert r["exception"]["type"] == "RuntimeError"
     assert r["location"]["line"] == method_line("bad_functions.py", "TooFewGrads", "backward")
 

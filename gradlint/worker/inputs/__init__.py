@@ -16,5 +16,7 @@ idea each (a test keeps this list complete); names used across them are public:
   until forward and one backward accept them;
 - ``caller_inputs``: inputs captured from the package's own code that calls the target (a
   Module's forward, a wrapper), run on synthesized inputs and stopped at the call;
-- ``test_callers``: inputs captured from the project's tests that reach the target.
+- ``test_callers``: inputs captured from the project's tests that reach the target;
+- ``fixtures``: the project's pytest fixtures (the test module's and its conftest.py files',
+  parametrized ones combined as pytest does), for calling its tests without pytest.
 """

@@ -40,7 +40,8 @@ class Constraint(object):
         self.dims = {}  # axis (may be negative) -> size
         self.min_last = None  # the last dim is at least this (x[..., k] indexing)
         self.symbols = None  # docstring shape: [symbol or int], shared sizes across inputs
-        self.layouts = []  # "coo", "csr"
+        self.layouts = []  # "coo", "csr", most likely first
+        self.layout_scores = {}  # layout -> how specific the evidence is
         self.domain = None  # "positive", "open_unit", "sorted", ("range", lo, hi)
         self.why = []
 
@@ -99,6 +100,7 @@ class _Reader(ast.NodeVisitor):
         self.where = where
 
     def _name(self, node):
+        node = _base(node)
         return self.mapping.get(node.id) if isinstance(node, ast.Name) else None
 
     def _condition(self, test, negated):
@@ -173,26 +175,31 @@ class _Reader(ast.NodeVisitor):
     def visit_Attribute(self, node):
         param = self._name(node.value)
         if param:
-            if node.attr in _CSR:
-                self._layout(param, "csr", node.attr)
+            if node.attr in _CSR or node.attr == "is_sparse_csr":
+                self._layout(param, "csr", node.attr, 2)
             elif node.attr in _COO:
-                self._layout(param, "coo", node.attr)
-            elif node.attr in ("layout", "is_sparse", "is_sparse_csr"):
-                self._layout(param, "csr" if node.attr == "is_sparse_csr" else "coo", node.attr)
-        if isinstance(node.value, ast.Name) and node.value.id == "torch" and node.attr in (
-                "sparse_csr", "sparse_csc", "sparse_coo"):
-            for param in set(self.mapping.values()):
-                c = self.found.get(param)
-                if c is not None and c.layouts:
-                    kind = "coo" if node.attr == "sparse_coo" else "csr"
-                    if kind not in c.layouts:
-                        c.layouts.append(kind)
+                self._layout(param, "coo", node.attr, 2)
+            elif node.attr in ("layout", "is_sparse"):
+                self._layout(param, "coo", node.attr, 0)
         self.generic_visit(node)
 
-    def _layout(self, param, kind, attr):
-        c = _say(self.found, param, "sparse (%s.%s, %s)" % (param, attr, self.where))
-        if kind not in c.layouts:
-            c.layouts.append(kind)
+    def visit_Compare(self, node):
+        # `A.layout == torch.sparse_csr`, `A.layout not in (torch.sparse_coo, torch.sparse_csr)`: the layouts named
+        left = node.left
+        param = self._name(left.value) if isinstance(left, ast.Attribute) and left.attr == "layout" else None
+        if param:
+            named = [n.attr for c in node.comparators for n in ast.walk(c) if isinstance(n, ast.Attribute)
+                     and isinstance(n.value, ast.Name) and n.value.id == "torch" and n.attr.startswith("sparse_")]
+            for attr in named:
+                self._layout(param, "coo" if attr == "sparse_coo" else "csr", "layout == torch.%s" % attr, 3)
+        self.generic_visit(node)
+
+    def _layout(self, param, kind, attr, strength):
+        c = _say(self.found, param, "sparse (%s.%s, %s)" % (param, attr, self.where) if "torch." not in attr
+                 else "sparse (%s, %s)" % (attr, self.where))
+        scores = c.layout_scores
+        scores[kind] = max(scores.get(kind, 0), strength)
+        c.layouts = sorted(scores, key=lambda k: (-scores[k], k))
 
     def visit_Call(self, node):
         func = node.func
@@ -221,6 +228,17 @@ class _Reader(ast.NodeVisitor):
             if grid:
                 _say(self.found, grid, "sorted (bucketize, %s)" % self.where).domain = "sorted"
         self.generic_visit(node)
+
+
+_SAME_TENSOR = frozenset(("contiguous", "detach", "clone", "float", "double", "to", "cpu", "squeeze", "unsqueeze",
+                          "view", "reshape", "flatten", "t", "transpose", "expand", "expand_as", "coalesce"))
+
+
+def _base(node):
+    """The tensor an expression is a view or copy of: ``xp.contiguous()`` -> ``xp``."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SAME_TENSOR:
+        node = node.func.value
+    return node
 
 
 def _number(node):
@@ -370,7 +388,8 @@ def shapes_for(params, constraints, default=(3, 4)):
         for axis, size in c.dims.items():
             if -len(shape) <= axis < len(shape):
                 shape[axis] = size
-        if c.min_last and shape and shape[-1] < c.min_last:
-            shape[-1] = c.min_last
+        if c.min_last and shape and -1 not in c.dims and (len(shape) - 1) not in c.dims:
+            # x[..., 0], x[..., 1]: pairs (or triples) in the last dim, e.g. (re, im) or (x, y)
+            shape[-1] = c.min_last if c.min_last in (2, 3) else max(shape[-1], c.min_last)
         out.append(tuple(shape))
     return out

@@ -53,6 +53,7 @@ class Param(object):
         self.optional = optional  # None is also an accepted value
         self.keyword_only = False
         self.none_grad = False  # backward returns a literal None for it
+        self.modes = []  # values that pick branches, named by the code (checked one by one)
         self.constant_why = None  # why it is left undifferentiated (the code shows its None is by design)
 
     def __repr__(self):
@@ -223,6 +224,32 @@ def _value_kind(values):
 
 
 def _decide(p, evidence, no_grad):
+    param = _kind_of(p, evidence, no_grad)
+    param.modes = _modes(p, evidence, param)
+    return param
+
+
+def _modes(p, evidence, param):
+    """The values of a branch-picking parameter the code itself names: literals forward compares it
+    with (``mode == "bilinear"``, ``order == 3``), values the module's own calls pass, and both truth
+    values of a flag it tests (``if training:``). A mode run checks each; guessed values are not modes."""
+    if param.kind not in (STR, INT, BOOL, DEFAULT, NONE):
+        return []
+    values = []
+    for v in evidence.literals.get(p.name, []) + evidence.called_with.get(p.name, []) + _literal_values(p.annotation):
+        if isinstance(v, (str, int, bool)) and v not in values and not (isinstance(v, str) and len(v) > 40):
+            values.append(v)
+    ev = evidence.votes.get(p.name) or {}
+    default = p.default if p.default is not p.empty else None
+    if ev.get(BOOL) or isinstance(default, bool) or param.kind == BOOL:
+        values += [v for v in (False, True) if v not in values]
+    kinds = set(type(v) for v in values + ([default] if default is not None else []))
+    if len(kinds) > 1 and not kinds <= {int, bool}:
+        return []  # mixed kinds: not one parameter's modes
+    return values if len(values) >= 2 or (values and default is not None and values[0] != default) else []
+
+
+def _kind_of(p, evidence, no_grad):
     ann_kind, optional = _annotation_kind(p.annotation)
     ev_kind, strength = evidence.best(p.name)
     literals = evidence.literals.get(p.name, []) + _literal_values(p.annotation)

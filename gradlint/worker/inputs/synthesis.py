@@ -99,9 +99,18 @@ def domain_values(shape, gen, domain):
             return v
         grid = torch.cumsum(v.abs() * 0.5 + 0.2, dim=-1)
         return grid - grid.mean(dim=-1, keepdim=True)
-    if isinstance(domain, tuple) and domain[0] == "range":  # inside a clamp's bounds, away from them
+    if isinstance(domain, tuple) and domain[0] == "range":
+        # mostly inside a clamp's bounds (where it is not flat), some beyond them: both sides are
+        # checked, away from the bounds themselves (kinks)
         lo, hi = domain[1], domain[2]
-        return lo + (hi - lo) * (0.1 + 0.8 * torch.rand(shape, generator=gen, dtype=torch.float64))
+        u = torch.rand(shape, generator=gen, dtype=torch.float64)
+        inside = lo + (hi - lo) * (0.1 + 0.8 * u)
+        beyond = torch.where(v > 0, hi + (hi - lo) * (0.2 + 0.3 * u), lo - (hi - lo) * (0.2 + 0.3 * u))
+        out = torch.where(torch.rand(shape, generator=gen, dtype=torch.float64) < 0.75, inside, beyond)
+        if out.numel() > 1:  # at least one entry on each side
+            out.view(-1)[0] = inside.view(-1)[0]
+            out.view(-1)[-1] = beyond.view(-1)[-1]
+        return out
     if domain == "small":
         return 0.1 * v
     if domain == "positive":

@@ -20,6 +20,7 @@ import time
 
 import torch
 
+from . import fixtures
 from .caller_inputs import SKIP_DIRS, Borrowed, Reached, accepts, as_inputs, is_test_file, refused, stand_in
 
 MAX_TEST_FILES = 8
@@ -122,6 +123,23 @@ def _cases(module, node):
             kwargs.update(part)
         out.append(kwargs)
     return out
+
+
+def _with_fixtures(cases, needs, module, path, root):
+    """Each parametrize case completed with the fixtures the test still needs (the test module's,
+    then its conftest.py files'): the cases pytest would run, a few of them."""
+    out = []
+    for kwargs in cases:
+        missing = [n for n in needs if n not in kwargs]
+        if not missing:
+            out.append(kwargs)
+            continue
+        found = fixtures.cases([module] + fixtures.conftests(path, root), missing)
+        for values in found or []:
+            out.append(dict(kwargs, **values))
+        if len(out) >= MAX_CASES:
+            break
+    return out[:MAX_CASES]
 
 
 def _bound(module, owner, name):
@@ -239,12 +257,10 @@ def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=No
             needs = _required(probe) if probe is not None else None
             if needs is None:
                 continue
-            cases = _cases(module, node) if needs else [{}]
+            cases = _with_fixtures(_cases(module, node) if needs else [{}], needs, module, path, root)
             for kwargs in cases:
                 if time.monotonic() > deadline:
                     return None
-                if set(needs) - set(kwargs):
-                    break  # a fixture the test needs: not called here
                 where = "%s:%d (%s%s)" % (rel, node.lineno, owner + "." if owner else "", node.name)
                 call = _TestCall(fclass, module, owner, node, dict((k, kwargs[k]) for k in needs), where)
                 try:

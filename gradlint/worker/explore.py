@@ -1,0 +1,287 @@
+"""Where a run looks beyond its first inputs before it concludes.
+
+- ``callers_instead``: synthesized inputs that forward or backward raise on, or on which nothing
+  moves, give way to the inputs the project's own code passes (its callers, then its tests);
+- ``more_inputs``: an input no output moved with on any draw is tried on other inputs (other draws,
+  value domains) before the run says its Jacobian was only checked where it is zero;
+- ``tie_draws``: values with ties and exact equalities between inputs (kinks named as such);
+- ``other_modes``: each value of a branch-picking parameter the code names (a mode, an order, a
+  reduction, a flag), one parameter at a time; the report lists the modes checked.
+
+Each step records its checks on the job (``job.checks``) and respects its time budget.
+"""
+
+import torch
+
+from .inputs import params as P
+from .proof import gather, is_first_order, responses
+from .subject import prepare
+from .tensors import as_tuple, is_tensor
+
+MAX_MODES = 6
+
+
+def callers_instead(job, subject, loader, loaded):
+    """Synthesized inputs that forward or backward raise on, or on which nothing moves: the
+    inputs the project's own code passes (its callers, then its tests) are tried, and used from
+    then on when they run."""
+    if job.source != "synthesized" or loaded.fclass is None or not job.time_left(10.0):
+        return subject
+    bad = next((c for c in job.checks if c["status"] == "error" and c["name"] != "forward_ad"), None)
+    vacuous = _nothing_moves(job)
+    if bad is None and not vacuous:
+        return subject
+    tried = []
+    try:
+        borrowed = job.borrow(loaded, tried)
+        trial = job.prepare_subject(loaded.with_inputs(borrowed.make(job.opts["seed"])), loader) if borrowed else None
+    except Exception:  # noqa: BLE001 - a caller that does not reach it again
+        trial = None
+    if trial is None or job.run_check("forward", trial, record=False)["status"] != "pass":
+        return subject
+    why = "%s raised on them" % bad["name"].replace("_", " ") if bad is not None else \
+        "no output moved with them"
+    job.result["notes"].append("synthesized inputs did not fit (%s): checked on inputs captured from %s, "
+                                "which calls %s.apply" % (why, borrowed.where, loaded.fclass.__name__))
+    job.checks = []
+    job.source = "caller"
+    job.recipe = None
+    seed = job.opts["seed"]
+    job.redraw = lambda s: loaded.with_inputs(borrowed.make(s))
+    subject = job.prepare_subject(loaded.with_inputs(borrowed.make(seed)), loader)
+    job.result["synthesis"] = borrowed.info(seed)
+    job.run_checks(subject)
+    return subject
+
+def _nothing_moves(job):
+    first = next((c for c in job.checks if c["name"] == "gradcheck"), None)
+    return first is not None and first["status"] == "pass" and \
+        not any((first["details"].get("responses") or {}).values())
+
+def more_inputs(job, subject, loader, loaded):
+    """gradcheck passed, but some checked input moved no output on any draw: its Jacobian was
+    compared only where it is zero. Other inputs are tried (more draws of the same kind, other
+    value domains, the project's own callers) before the run says so; a failure there is a
+    finding the earlier draws could not see."""
+    first = next((c for c in job.checks if c["name"] == "gradcheck"), None)
+    if first is None or first["status"] != "pass" or any(c["status"] in ("fail", "error") for c in job.checks):
+        return
+    grad_names = [subject.in_names[j] for j in subject.grad_pos]
+    sources = []
+    if job.recipe is not None:
+        sources += [("draw", lambda s, d=d: loaded.with_inputs(job.recipe.with_domain(d).make(s)))
+                    for d in ("small", "positive", "unit") if d != job.recipe.domain]
+    if subject.raw:  # far from the first inputs: a threshold, a grid's far end
+        sources.append(("far", lambda s: loaded.with_inputs(_scaled(subject.raw, 6.0, s))))
+    if job.redraw is not None:
+        sources += [("draw", job.redraw)] * 2
+    for k, (kind, make) in enumerate(sources[:6]):
+        proof = gather(job.checks, grad_names, [])
+        if not proof["zero"] or not job.time_left(5.0):
+            return
+        try:
+            drawn = make(job.opts["seed"] + 10 + k)
+            other = prepare(drawn.fn, drawn.fclass, drawn.names, drawn.raw_inputs, job.source, job.opts,
+                            job.reporter, grad_outputs=drawn.grad_outputs)
+        except Exception:  # noqa: BLE001 - inputs forward rejects: the next source
+            continue
+        other.captured = subject.captured
+        other.on_failure = job.provisional
+        if job.structure:
+            keep_structure(other, job.structure)
+        if subject.reseeded:
+            other.reseed()
+        if job.run_check("forward", other, record=False)["status"] != "pass":
+            continue
+        moved = responses(other)
+        if not any(moved.get(name) for name in proof["zero"]):
+            continue  # these inputs do not show it either
+        rec = job.run_check("gradcheck", other, label="gradcheck (other inputs %d)" % (k + 1))
+        rec["details"]["draw"] = {"seed": job.opts["seed"] + 10 + k, "inputs": other.infos}
+        if rec["status"] != "pass" or not is_first_order(rec["name"]):
+            return
+    proof = gather(job.checks, grad_names, [])
+    if proof["zero"] and proof["inputs"]:
+        job.result["depends_elsewhere"] = [n for n in proof["zero"] if _depends(subject, subject.in_names.index(n))]
+
+
+def _scaled(raw, factor, seed):
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for v in raw:
+        if is_tensor(v) and v.is_floating_point() and v.layout == torch.strided:
+            noise = torch.randn(v.shape, generator=gen, dtype=v.dtype)
+            v = (v.detach() * factor + noise).requires_grad_(v.requires_grad)
+        out.append(v)
+    return tuple(out)
+
+
+def _depends(subject, j):
+    """Does some output move when input j alone moves far (×6, shifted), though no output moved
+    with it at any input checked? Then its Jacobian was compared only where it is zero."""
+    base = as_tuple(subject.call(subject.fresh()))
+    for factor, shift in ((6.0, 3.0), (-6.0, -3.0), (0.1, 0.0)):
+        inputs = list(subject.fresh())
+        x = inputs[j]
+        if not is_tensor(x) or x.layout != torch.strided:
+            return False
+        with torch.no_grad():
+            x.mul_(factor).add_(shift)
+        try:
+            moved = as_tuple(subject.call(inputs))
+        except Exception:  # noqa: BLE001 - forward rejects these values
+            continue
+        for a, b in zip(base, moved):
+            if is_tensor(a) and is_tensor(b) and a.shape == b.shape and (a.is_floating_point() or a.is_complex()):
+                da = a.detach() if a.layout == torch.strided else a.detach().to_dense()
+                db = b.detach() if b.layout == torch.strided else b.detach().to_dense()
+                d = (da - db).abs()
+                if d.numel() and float(torch.where(d.isnan(), torch.zeros_like(d), d).max()) > 1e-9:
+                    return True
+    return False
+
+def tie_draws(job, subject, loader, loaded):
+    """Draws that find bugs random values miss: values with ties (rounded to halves: equal
+    entries, as a max, a sort or a sparsemax meet them) and, for inputs of one shape, exact
+    equalities between inputs. Kept only where forward is finite; a failure at a kink there is
+    named as such (a note), any other failure is a wrong gradient these values expose."""
+    first = next((c for c in job.checks if c["name"] == "gradcheck"), None)
+    if first is None or first["status"] != "pass" or job.kind == "call_site" or not subject.raw:
+        return
+    raw = list(subject.raw)
+    grad = [i for i, v in enumerate(raw) if is_tensor(v) and v.layout == torch.strided
+            and v.is_floating_point() and v.requires_grad and v.numel() > 1]
+    if not grad:
+        return
+    tied = list(raw)
+    for i in grad:
+        v = raw[i].detach()
+        r = torch.round(v * 2) / 2
+        tied[i] = torch.where(r == 0, torch.full_like(r, 0.5), r).requires_grad_(True)
+    trials = [("ties", tied)]
+    same = [i for i in grad if tuple(raw[i].shape) == tuple(raw[grad[0]].shape)]
+    if len(same) > 1:
+        equal = list(raw)
+        for i in same[1:]:
+            equal[i] = raw[same[0]].detach().clone().requires_grad_(True)
+        trials.append(("equal inputs", equal))
+    for label, values in trials:
+        if not job.time_left(8.0):
+            return
+        try:
+            trial = job.prepare_subject(loaded.with_inputs(tuple(values)), loader)
+        except Exception:  # noqa: BLE001 - inputs prepare rejects
+            continue
+        if subject.reseeded:
+            trial.reseed()
+        fwd = job.run_check("forward", trial, record=False)
+        if fwd["status"] != "pass" or not _finite_outputs(trial):
+            continue
+        rec = job.run_check("gradcheck", trial, label="gradcheck (%s)" % label)
+        rec["details"]["draw"] = {"kind": label, "inputs": trial.infos}
+        if rec["status"] == "fail" and any(w.get("kink") for w in rec["details"].get("worst") or []):
+            rec["verdict"] = "non_differentiable_point"  # at ties: a kink, named, not a wrong gradient
+        _in_mode(rec, "at %s: " % ("inputs with ties" if label == "ties" else label))
+
+
+def other_modes(job, subject, loader, loaded):
+    """A parameter that picks a branch (an interpolation order, a boundary mode, a reduction, a
+    flag) is checked in each value the code names, one parameter changed at a time: a wrong
+    backward in one mode is found, and the report lists the modes checked."""
+    if job.kind == "call_site" or any(c["status"] in ("fail", "error") for c in job.checks):
+        return
+    params = job.recipe.params if job.recipe is not None else P.infer(loaded.fn, loaded.fclass)
+    raw = list(subject.raw or ())
+    positional = [p for p in params or [] if not p.keyword_only]
+    checked = []
+    for pos, p in enumerate(positional):
+        if pos >= len(raw) or not p.modes or is_tensor(raw[pos]):
+            continue
+        current = raw[pos]
+        for value in p.modes:
+            if value == current or type(value) is not type(current) and not (
+                    isinstance(value, (int, bool)) and isinstance(current, (int, bool))):
+                continue
+            if len(checked) >= MAX_MODES or not job.time_left(5.0):
+                break
+            trial_raw = list(raw)
+            trial_raw[pos] = value
+            label = "gradcheck (mode %s=%r)" % (p.name, value)
+            try:
+                if job.recipe is not None:
+                    values = dict(job.recipe.values, **{p.name: value})
+                    recipe = job.recipe.with_shapes(job.recipe.shapes)
+                    recipe.values = values
+                    made = recipe.make(job.opts["seed"])
+                    trial_raw = list(made) if len(made) == len(raw) else trial_raw
+                trial = job.prepare_subject(loaded.with_inputs(tuple(trial_raw)), loader)
+            except Exception:  # noqa: BLE001 - a mode these inputs do not suit
+                continue
+            if subject.reseeded:
+                trial.reseed()
+            if job.run_check("forward", trial, record=False)["status"] != "pass":
+                checked.append({"mode": {p.name: repr(value)}, "status": "forward raised"})
+                continue
+            rec = job.run_check("gradcheck", trial, label=label)
+            rec["details"]["mode"] = {p.name: repr(value)}
+            _in_mode(rec, "in mode %s=%r: " % (p.name, value))
+            checked.append({"mode": {p.name: repr(value)}, "status": rec["status"]})
+            if rec["status"] == "fail":
+                break
+    if checked:
+        used = dict((p.name, repr(raw[i])) for i, p in enumerate(positional) if i < len(raw) and p.modes)
+        job.result["modes"] = [{"mode": used, "status": "checked first"}] + checked
+
+
+def keep_structure(subject, domain):
+    """A structured retry perturbs each entry of a square matrix on its own, which leaves the
+    structure: a backward that assumes a symmetric (or lower-triangular) input is then compared
+    with a function of entries it never reads. So the checked function gets the structure back
+    before the call — A -> (A + Aᵀ)/2, L -> tril(L) — and gradcheck compares the gradient under that
+    convention (as torch's own eigh or cholesky backward is checked). Returns what was done, for
+    the note ("A symmetrized"), or None."""
+    from .inputs.synthesis import structure_by_name
+
+    kinds = {}
+    for j in subject.grad_pos:
+        x = subject.base[j]
+        if x.dim() >= 2 and x.shape[-1] == x.shape[-2] and x.shape[-1] > 1 and x.layout == torch.strided:
+            kind = structure_by_name(subject.in_names[j]) if domain == "by_name" else domain
+            kinds[j] = "tril" if kind == "tril" else "symmetric"
+    if not kinds:
+        return None
+    fn = subject.fn
+
+    def structured(*args):
+        args = list(args)
+        for j, kind in kinds.items():
+            a = args[j]
+            args[j] = torch.tril(a) if kind == "tril" else (a + a.transpose(-1, -2)) / 2
+        return fn(*args)
+
+    subject.fn = structured
+    return ", ".join("%s %s" % (subject.in_names[j], "lower-triangular" if kind == "tril" else "symmetrized")
+                     for j, kind in sorted(kinds.items()))
+
+
+def _finite_outputs(subject):
+    try:
+        outs = as_tuple(subject.call(subject.fresh()))
+    except Exception:  # noqa: BLE001 - forward raised here
+        return False
+    for o in outs:
+        if is_tensor(o) and (o.is_floating_point() or o.is_complex()) and o.layout == torch.strided \
+                and not bool(torch.isfinite(o.detach()).all()):
+            return False
+    return True
+
+
+def _in_mode(rec, prefix):
+    """A mode's failure says which mode: "✗ in mode order=0: Jacobian mismatch ..."."""
+    if rec["status"] != "fail":
+        return
+    for holder in (rec, getattr(rec.get("_outcome"), "__dict__", {})):
+        for key in ("message", "summary"):
+            text = holder.get(key)
+            if isinstance(text, str) and text[:2] in ("✗ ", "⚠ "):
+                holder[key] = text[:2] + prefix + text[2:]

@@ -1,0 +1,201 @@
+"""Issue 23: a ✓ is a proof. One or more Functions of our own per mechanism (fixtures/honesty.py),
+run for real in the worker with no declarations."""
+import pytest
+
+from _runner_util import assert_valid, check, fn_class
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+FILE = "honesty.py"
+
+
+async def run(client, qualname):
+    return assert_valid(await client.run(fn_class(FILE, qualname), timeout=240))
+
+
+def names(result, prefix="gradcheck"):
+    return [c["name"] for c in result["checks"] if c["name"].startswith(prefix)]
+
+
+# --- 1. ✓ only for a proof -----------------------------------------------------------------
+
+
+async def test_a_dropped_gradient_is_checked_not_trusted(client):
+    r = await run(client, "DropsWeight")
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
+    assert r["summary"].startswith("✗ backward returns None for `w`, but the output depends on `w`"), r["summary"]
+    assert check(r, "gradcheck")["details"]["pattern"]["kind"] == "dropped"
+    w = next(i for i in r["inputs"] if i["name"] == "w")
+    assert w["requires_grad"] is True  # synthesized: every floating tensor input is differentiated
+
+
+async def test_a_none_the_code_declares_is_named_not_checked(client):
+    r = await run(client, "RefusesData")  # forward raises when x1 or x2 require grad
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert r["proof"]["inputs"] == ["scale"]
+    assert [u["input"] for u in r["proof"]["unchecked"]] == ["x1", "x2"]
+    assert "not checked: x1 (forward refuses it with requires_grad" in r["summary"], r["summary"]
+
+
+async def test_a_jacobian_checked_only_where_it_is_zero_is_not_a_proof(client):
+    # near 0 nothing moves with x; the run tries other inputs (far ones) and finds the bug there
+    r = await run(client, "FarThreshold")
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
+    assert r["failed_check"].startswith("gradcheck (other inputs"), r["failed_check"]
+    assert "analytical = 5 × numerical" in r["summary"]
+
+
+async def test_an_input_nothing_depends_on_has_its_zero_gradient_checked(client):
+    r = await run(client, "RootOf")  # the root does not depend on the start value y0
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert r["proof"]["inputs"] == ["a"] and r["proof"]["zero"] == ["y0"], r["proof"]
+    assert "y0: no output depends on it" in r["summary"], r["summary"]
+
+
+async def test_a_gradcheck_that_never_ran_is_inconclusive_never_a_tick(monkeypatch):
+    """A gradcheck that raises inside torch (no frame of the user's code) is skipped by the worker
+    with the reason; with nothing compared the run is inconclusive, never "✓ … no checks"."""
+    import functools
+
+    import torch
+
+    import gradlint
+    from gradlint.worker import torch_setup
+
+    torch_setup.remember_real_gradcheck()
+    # a C function called with arguments it rejects: raises with no Python frame at all
+    broken = functools.partial(torch.matmul, torch.ones(2), torch.ones(3))
+    monkeypatch.setitem(torch_setup.REAL, "gradcheck", broken)
+    monkeypatch.setitem(torch_setup.REAL, "gradgradcheck", broken)
+
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    report = gradlint.check_gradients(Square.apply, x)
+    result = report.result
+    assert (result["status"], result["verdict"]) == ("inconclusive", "not_checked"), result["summary"]
+    assert result["summary"].startswith("⚠ inconclusive: gradcheck did not run: gradlint could not run this check")
+
+
+# --- 2. inputs that fit -----------------------------------------------------------------------
+
+
+async def test_a_grid_that_searchsorted_reads_is_made_sorted(client):
+    r = await run(client, "GridInterp")
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert any("xp: sorted along its last dim (searchsorted" in c for c in r["synthesis"]["constraints"])
+    assert set(r["proof"]["inputs"]) == {"x", "xp", "fp"}
+
+
+async def test_pairs_in_the_last_dim_get_a_last_dim_of_two(client):
+    r = await run(client, "ComplexPairs")  # assert x.shape[-1] == 2; x[..., 0], x[..., 1]
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert r["inputs"][0]["shape"][-1] == 2
+    assert r["synthesis"]["attempts"] == 1  # the constrained shape is the first one tried
+
+
+async def test_a_sparse_csr_input_is_made_and_checked_through_its_values(client):
+    r = await run(client, "SparseRows")
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    a = r["inputs"][0]
+    assert a["layout"] == "sparse_csr" and len(a["shape"]) == 2 and a["checked"].endswith("stored values")
+    assert any("checked through its stored (non-zero) values" in n for n in r["notes"])
+
+
+async def test_a_tests_fixtures_from_its_conftest_give_the_inputs(client):
+    # `settings` is an object only the project's conftest.py fixtures build (parametrized `scale`);
+    # the test is also parametrized by a decorator
+    r = await run(client, "Rescale")
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert "settings_proj/test_rescale.py" in r["synthesis"]["caller"]
+    assert r["inputs"][0]["requires_grad"] is True
+
+
+async def test_a_symmetric_input_keeps_its_structure_when_checked(client):
+    # general square matrices fail (eigh reads one triangle); the structured retry checks A -> (A + Aᵀ)/2
+    r = await run(client, "Eigenvalues")
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert r["synthesis"]["domain"] in ("by_name", "symmetric", "spd")
+    assert any("A symmetrized" in n for n in r["notes"]), r["notes"]
+    assert [c["status"] for c in r["checks"] if c["name"] == "gradcheck (draw 2)"] == ["pass"]
+
+
+# --- 3. every mode ----------------------------------------------------------------------------
+
+
+async def test_each_mode_the_code_names_is_checked(client):
+    r = await run(client, "Reduced")
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
+    assert r["summary"].startswith("✗ in mode reduction='mean': "), r["summary"]
+    assert [m["mode"] for m in r["modes"]][:2] == [{"reduction": "'sum'"}, {"reduction": "'mean'"}]
+
+
+# --- 4. draws that find bugs -------------------------------------------------------------------
+
+
+async def test_ties_find_a_bug_random_values_miss(client):
+    r = await run(client, "SortedSum")
+    assert [c["status"] for c in r["checks"] if c["name"] in ("gradcheck", "gradcheck (draw 2)")] == ["pass", "pass"]
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
+    assert r["failed_check"] == "gradcheck (ties)" and r["summary"].startswith("✗ at inputs with ties: ")
+
+
+async def test_a_finding_at_a_kink_is_named_not_a_failure(client):
+    r = await run(client, "Larger")
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert check(r, "gradcheck (equal inputs)")["verdict"] == "non_differentiable_point"
+    assert any(n.startswith("gradcheck (equal inputs): at equal inputs: not differentiable at the test point")
+               for n in r["notes"]), r["notes"]
+
+
+# --- 5. a verdict within the budget ------------------------------------------------------------
+
+
+async def test_a_run_that_ends_while_localising_keeps_its_verdict(client):
+    r = await run(client, "DiesWhileLocalised")
+    assert (r["status"], r["verdict"]) == ("fail", "gradcheck_failed"), r["summary"]
+    assert r["summary"].startswith("✗ gradcheck fails: Jacobian mismatch for output 0 with respect to input 0")
+    assert r["exit"]["signal_name"] == "SIGKILL"
+    assert "the run ended before this failure was analysed: torch's report only" in r["notes"]
+
+
+# --- 6. surrogates and patterns ----------------------------------------------------------------
+
+
+async def test_a_declared_straight_through_clamp_is_a_surrogate(client):
+    r = await run(client, "ClampSte")
+    assert (r["status"], r["verdict"]) == ("inconclusive", "surrogate_gradient"), r["summary"]
+    assert check(r, "gradcheck")["details"]["surrogate"] == "straight_through"
+
+
+@pytest.mark.parametrize("qualname, kind, text", [
+    ("SoftmaxOverRows", "wrong_dim", "a reduction over the wrong dim (backward couples elements along dim -2, "
+                                     "forward along dim -1)"),
+    ("ScaledByRowSum", "missing_term", "a missing term: backward has no term through the other elements along "
+                                       "dim -1"),
+])
+async def test_a_wrong_dim_and_a_missing_term_are_named(client, qualname, kind, text):
+    r = await run(client, qualname)
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
+    assert check(r, "gradcheck")["details"]["pattern"]["kind"] == kind
+    assert text in r["summary"], r["summary"]
+
+
+# --- 7. one report per bug -----------------------------------------------------------------------
+
+
+async def test_a_gradient_count_error_names_the_input_without_a_gradient(client):
+    r = await run(client, "ShortReturn")
+    assert (r["status"], r["verdict"]) == ("error", "exception"), r["summary"]
+    assert r["summary"].startswith("✗ backward returns 1 gradient but forward takes 2 inputs: no gradient for `w`"), \
+        r["summary"]
+    assert r["location"]["reason"] in ("backward", "raised here")
