@@ -35,7 +35,7 @@ from gradlint.engine.config import ConfigResolver
 from gradlint.engine.files import discover, read_text
 from gradlint.engine.linter import MAX_SOURCE_CHARS, LintCache, view_module
 from gradlint.rules.base import MENTIONS_FUNC_TRANSFORM
-from gradlint.rules.gl039_function_under_torch_func_without_setup_context import (
+from gradlint.rules.transforms.gl039_function_under_torch_func_without_setup_context import (
     FunctionUnderTorchFuncWithoutSetupContext as TransformRule)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

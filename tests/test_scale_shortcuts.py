@@ -95,7 +95,7 @@ def test_release_memory_runs_anywhere():
 
 
 def test_every_comparison_gl026_knows_is_named_by_its_file_level_pre_check():
-    from gradlint.rules.gl026_self_comparison_in_reference_test import (
+    from gradlint.rules.gradcheck_calls.gl026_self_comparison_in_reference_test import (
         _FUNCTIONS, _METHODS_OF_TWO, _TENSOR_METHODS, COMPARISON_NAMES)
 
     for name in [*_FUNCTIONS, *_METHODS_OF_TWO, *_TENSOR_METHODS]:

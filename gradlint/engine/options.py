@@ -17,10 +17,12 @@ AUTO = "auto"
 
 
 def _rule_codes() -> tuple[str, ...]:
-    """Every rule code, from the rule modules' names (``gradlint/rules/glNNN_name.py``), so
-    that the codes are known without importing the rules (a test checks they match)."""
+    """Every rule code, from the rule modules' names (``gradlint/rules/FAMILY/glNNN_name.py``),
+    so that the codes are known without importing the rules (a test checks they match)."""
     directory = os.path.join(os.path.dirname(os.path.dirname(__file__)), "rules")
-    codes = {f"GL{name[2:5]}" for name in os.listdir(directory)
+    codes = {f"GL{name[2:5]}" for family in os.listdir(directory)
+             if os.path.isdir(os.path.join(directory, family))
+             for name in os.listdir(os.path.join(directory, family))
              if name.startswith("gl") and name[2:5].isdigit() and name.endswith(".py")}
     return tuple(sorted(codes))
 

@@ -1,0 +1,913 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+import libcst as cst
+
+from ...analysis import memos
+from ...analysis.autograd_functions import AutogradFunction, Method, gradient_names
+from ...analysis.block import BlockAnalysis
+from ...analysis.names import BindingKind
+from ...analysis.scopes import Site, find_site
+from ...analysis.traverse import visit
+from ...findings import Applicability, Severity
+from ..base import DEFINES_BACKWARD, FixProposal, Invalid, Replacement, Report, Rule, Valid
+
+# torch functions and tensor methods that return tuples, never a single tensor
+_TUPLE_RETURNING = frozenset({
+    "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "sort", "topk",
+    "kthvalue", "mode", "median", "max", "min", "aminmax", "svd", "qr", "eig", "eigh", "slogdet",
+    "lu", "frexp", "histogram", "unique", "unique_consecutive", "meshgrid", "broadcast_tensors",
+    "where", "nonzero", "cummax", "cummin", "tolist", "size", "shape", "lstsq", "std_mean",
+    "var_mean", "grad",
+})
+
+
+@dataclass(frozen=True)
+class _Returned:
+    count: int
+    values: tuple[cst.BaseExpression, ...] | None  # the returned expressions, when literal
+    node: cst.Return
+    site: Site
+
+
+class BackwardGradientCount(Rule):
+    """## What it does
+    Checks that every `return` in the `backward` of a custom `torch.autograd.Function`
+    gives one gradient per input of `forward` (without `ctx`), in both styles:
+    `forward(ctx, *inputs)`, and `forward(*inputs)` with `setup_context(ctx, inputs,
+    output)`. Returns that pass trailing `None`s beyond the inputs are reported as a
+    hint (shown in editors, never failing `gradlint check`), or as a warning when the same
+    backward also returns too few gradients somewhere or a gradient in another input's
+    slot.
+
+    With `forward(ctx, x, alpha=1.0)`, `apply` counts the arguments actually passed, so
+    `backward` may return one or two values; with `setup_context`, `apply` binds the
+    defaults and two are needed. A `forward(ctx, *args)` is not checked.
+
+    ## Why is this bad?
+    torch checks the count only when backward runs (not when `forward` is called), and
+    then raises a plain `RuntimeError: function MyFnBackward returned an incorrect number
+    of gradients (expected 2, got 1)`, which `gradcheck(raise_exception=False)` does not
+    catch. Every input needs an entry: a gradient, or `None` for an input that is not
+    differentiable (an int, a flag, a tensor that does not need grad). Extra trailing
+    `None`s are silently dropped, which hides a `backward` that no longer matches its
+    `forward`.
+
+    ## Example
+    ```python
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, factor):
+            ctx.factor = factor
+            return x * factor
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.factor
+    ```
+
+    Use instead:
+    ```python
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, factor):
+            ctx.factor = factor
+            return x * factor
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.factor, None
+    ```
+
+    ## Fix safety
+    Appending `None` for the missing inputs is safe when those parameters have a literal
+    default (a number, string, bool or `None`: not a tensor); otherwise it is unsafe,
+    because a missing gradient for a tensor input should be computed, not dropped.
+    Removing extra trailing `None`s is safe: torch ignores them already.
+
+    ## References
+    - [Extending torch.autograd](https://docs.pytorch.org/docs/stable/notes/extending.html)
+    """
+
+    code = "GL004"
+    name = "backward-gradient-count"
+    severity = Severity.ERROR
+    summary = "backward returns a different number of gradients than forward has inputs"
+    requires = DEFINES_BACKWARD
+
+    VALID = [
+        Valid("""
+            import torch
+            class Mul(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, a, b):
+                    ctx.save_for_backward(a, b)
+                    return a * b
+
+                @staticmethod
+                def backward(ctx, grad):
+                    a, b = ctx.saved_tensors
+                    return grad * b, grad * a
+            """),
+        Valid("""
+            import torch
+            class LeakyReLU(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, slope=0.01):
+                    ctx.save_for_backward(x)
+                    ctx.slope = slope
+                    return torch.where(x > 0, x, x * slope)
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    return torch.where(x > 0, grad, grad * ctx.slope)
+            """, why="apply(x) passes one argument, so one gradient is right"),
+        Valid("""
+            import torch
+            from torch.autograd import Function
+            class Linear(Function):
+                @staticmethod
+                def forward(input, weight, bias=None):
+                    return input @ weight.t() + (0 if bias is None else bias)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    input, weight, bias = inputs
+                    ctx.save_for_backward(input, weight)
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    input, weight = ctx.saved_tensors
+                    grad_input = grad_weight = grad_bias = None
+                    if ctx.needs_input_grad[0]:
+                        grad_input = grad_output @ weight
+                    if ctx.needs_input_grad[1]:
+                        grad_weight = grad_output.t() @ input
+                    return grad_input, grad_weight, grad_bias
+            """),
+        Valid("""
+            import torch
+            class Many(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, *tensors):
+                    return sum(tensors)
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return (grad,) * 3
+            """, why="*args forwards are not checked"),
+        Valid("""
+            import torch
+            class Pick(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, index):
+                    ctx.save_for_backward(index)
+                    return x[index]
+
+                @staticmethod
+                def backward(ctx, grad):
+                    grads = compute(grad)
+                    return grads
+            """, why="the returned value may be a tuple"),
+        Valid("""
+            class Layer:
+                def forward(self, x, w):
+                    return x @ w
+
+                def backward(self, grad):
+                    return grad
+            """, why="not an autograd Function"),
+        Valid("""
+            import torch
+            class Base(torch.autograd.Function):
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad, None
+
+            class Child(Base):
+                @staticmethod
+                def forward(ctx, x, flag):
+                    return x.clone()
+            """),
+        Valid("""
+            import torch
+            class Guarded(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, a, b):
+                    return a * b
+
+                @staticmethod
+                @custom_bwd
+                def backward(ctx, grad):
+                    if not any(ctx.needs_input_grad):
+                        return None
+                    return grad, grad
+            """, why="backward only runs when some input needs grad"),
+        Valid("""
+            import torch
+            class Padded(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, w, a, b):
+                    return x * w
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return (grad, grad) + (None,) * 2
+            """),
+        Valid("""
+            import torch
+            class Split(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, y):
+                    return x + y
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad.chunk(2)
+            """, why="chunk returns a tuple"),
+        Valid("""
+            import torch
+            class Scale(torch.autograd.Function):
+                @staticmethod
+                @property
+                def forward(ctx, x, y):
+                    return x * y
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad
+            """, why="a decorator known to change what forward is"),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import torch
+            class Weighted(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, w, a, b, c):
+                    ctx.save_for_backward(x, w)
+                    return x * w
+
+                @staticmethod
+                def backward(ctx, g):
+                    x, w = ctx.saved_tensors
+                    return (g * w, g * x) + (None,) * 2
+            """,
+            message="backward returns 4 gradients but forward takes 5 inputs (`x`, `w`, `a`, "
+                    "`b`, `c`); torch raises RuntimeError when backward runs",
+            fixed="""
+            import torch
+            class Weighted(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, w, a, b, c):
+                    ctx.save_for_backward(x, w)
+                    return x * w
+
+                @staticmethod
+                def backward(ctx, g):
+                    x, w = ctx.saved_tensors
+                    return (g * w, g * x) + (None,) * 2 + (None,)
+            """,
+            applicability="unsafe",
+        ),
+        Invalid(
+            """
+            import torch
+            class Mul(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, y):
+                    ctx.save_for_backward(x, y)
+                    return x * y
+
+                @staticmethod
+                def backward(ctx, g):
+                    x, y = ctx.saved_tensors
+                    return [g * y, g * x]
+            """,
+            message="backward returns a list, which torch takes as one value (RuntimeError); "
+                    "return a tuple with one gradient per input (`x`, `y`)",
+            fixed="""
+            import torch
+            class Mul(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, y):
+                    ctx.save_for_backward(x, y)
+                    return x * y
+
+                @staticmethod
+                def backward(ctx, g):
+                    x, y = ctx.saved_tensors
+                    return (g * y, g * x)
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+
+            class Scale(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, factor):
+                    ctx.factor = factor
+                    return x * factor
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad * ctx.factor
+            """,
+            message="backward returns 1 gradient but forward takes 2 inputs (`x`, `factor`); "
+                    "torch raises RuntimeError when backward runs",
+            range=(11, 9, 11, 33),
+            fixed="""
+            import torch
+
+            class Scale(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, factor):
+                    ctx.factor = factor
+                    return x * factor
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad * ctx.factor, None
+            """,
+            applicability="unsafe",
+        ),
+        Invalid(
+            """
+            import torch
+            from torch.autograd import Function
+
+            class Clamp(Function):
+                @staticmethod
+                def forward(x, low=0.0, high=1.0):
+                    return x.clamp(low, high)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    x, low, high = inputs
+                    ctx.save_for_backward(x)
+                    ctx.low, ctx.high = low, high
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    mask = (x >= ctx.low) & (x <= ctx.high)
+                    return (grad * mask,)
+            """,
+            message="backward returns 1 gradient but forward takes 3 inputs (`x`, `low`, `high`); "
+                    "torch raises RuntimeError when backward runs",
+            fixed="""
+            import torch
+            from torch.autograd import Function
+
+            class Clamp(Function):
+                @staticmethod
+                def forward(x, low=0.0, high=1.0):
+                    return x.clamp(low, high)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    x, low, high = inputs
+                    ctx.save_for_backward(x)
+                    ctx.low, ctx.high = low, high
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    mask = (x >= ctx.low) & (x <= ctx.high)
+                    return (grad * mask, None, None)
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            class Square(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.save_for_backward(x)
+                    return x * x
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    return 2 * x * grad, None, None
+            """,
+            message="backward returns 3 values but forward takes 1 input (`x`); torch ignores "
+                    "the extra trailing None",
+            severity="hint",
+            fixed="""
+            import torch
+            class Square(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.save_for_backward(x)
+                    return x * x
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    return 2 * x * grad
+            """,
+            applicability="safe",
+        ),
+        Invalid(
+            """
+            import torch
+            class Add(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, a, b):
+                    return a + b
+
+                @staticmethod
+                def backward(ctx, grad):
+                    if grad is None:
+                        return None, None
+                    return grad, grad, grad
+            """,
+            message="backward returns 3 gradients but forward takes 2 inputs (`a`, `b`); "
+                    "torch raises RuntimeError when backward runs",
+        ),
+        Invalid(
+            """
+            import torch
+            class Gate(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, gate, eps=1e-6):
+                    ctx.save_for_backward(gate)
+                    return x * gate
+
+                @staticmethod
+                def backward(ctx, grad):
+                    gate, = ctx.saved_tensors
+                    grad_x = grad * gate
+                    return grad_x
+            """,
+            message="backward returns 1 gradient but forward takes at least 2 inputs "
+                    "(`x`, `gate`, `eps`); torch raises RuntimeError when backward runs",
+            fixed="""
+            import torch
+            class Gate(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, gate, eps=1e-6):
+                    ctx.save_for_backward(gate)
+                    return x * gate
+
+                @staticmethod
+                def backward(ctx, grad):
+                    gate, = ctx.saved_tensors
+                    grad_x = grad * gate
+                    return grad_x, None
+            """,
+            applicability="unsafe",
+        ),
+        Invalid(
+            """
+            import torch
+            from torch.autograd import Function
+            class SparsemaxFunction(Function):
+                @classmethod
+                def forward(cls, ctx, X, dim):
+                    ctx.save_for_backward(X)
+                    return X.clamp(min=0)
+
+                @classmethod
+                def backward(cls, ctx, grad_output):
+                    X, = ctx.saved_tensors
+                    return grad_output * (X > 0)
+            """,
+            message="backward returns 1 gradient but forward takes 2 inputs (`X`, `dim`); torch "
+                    "raises RuntimeError when backward runs",
+            fixed="""
+            import torch
+            from torch.autograd import Function
+            class SparsemaxFunction(Function):
+                @classmethod
+                def forward(cls, ctx, X, dim):
+                    ctx.save_for_backward(X)
+                    return X.clamp(min=0)
+
+                @classmethod
+                def backward(cls, ctx, grad_output):
+                    X, = ctx.saved_tensors
+                    return grad_output * (X > 0), None
+            """,
+            applicability="unsafe",
+        ),
+        Invalid(
+            """
+            import torch
+            from mylib import traced, ensure_contiguous
+            class Mul(torch.autograd.Function):
+                @staticmethod
+                @traced("mul")
+                @ensure_contiguous
+                def forward(ctx, a, b):
+                    ctx.save_for_backward(a, b)
+                    return a * b
+
+                @staticmethod
+                @traced("mul_backward")
+                def backward(ctx, grad):
+                    a, b = ctx.saved_tensors
+                    return grad * b, grad * a, grad
+            """,
+            message="backward returns 3 gradients but forward takes 2 inputs (`a`, `b`); torch "
+                    "raises RuntimeError when backward runs",
+        ),
+        Invalid(
+            """
+            import torch
+            class Clip(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, low, high):
+                    ctx.save_for_backward(x)
+                    return x.clamp(low, high)
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    if grad is None:
+                        return None, None
+                    return grad * (x > 0), None, None, None
+            """,
+            count=2,
+            message="backward returns 2 gradients but forward takes 3 inputs (`x`, `low`, "
+                    "`high`); torch raises RuntimeError when backward runs",
+            fixed="""
+            import torch
+            class Clip(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, low, high):
+                    ctx.save_for_backward(x)
+                    return x.clamp(low, high)
+
+                @staticmethod
+                def backward(ctx, grad):
+                    x, = ctx.saved_tensors
+                    if grad is None:
+                        return None, None, None
+                    return grad * (x > 0), None, None, None
+            """,
+            applicability="unsafe",
+        ),
+    ]
+
+    def check(self, block: BlockAnalysis) -> Iterator[Report]:
+        for function in block.autograd_functions:
+            # (decorators on backward cannot change how many values its returns give)
+            if function.backward is None or "backward" in function.inherited or \
+                    "vjp" in function.inherited:
+                continue
+            signature = function.forward_inputs()
+            if signature is None:
+                continue
+            params, required = signature
+            total = len(params)
+            returns = list(backward_returns(function.backward))
+            # extra trailing Nones are harmless (a hint) unless this backward also has a
+            # return with too few gradients or a gradient in another input's slot
+            suspicious = any(r.count < required for r in returns) or any(
+                _misplaced(r, params, function.backward) for r in returns)
+            for returned in returns:
+                report = _check_return(block, function, returned, params, required, total,
+                                       Severity.WARNING if suspicious else Severity.HINT)
+                if report is not None:
+                    yield report
+
+
+def _names(params: Sequence[cst.Param]) -> str:
+    return ", ".join(f"`{p.name.value}`" for p in params)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def _misplaced(returned: _Returned, params: Sequence[cst.Param], backward: Method) -> bool:
+    """A returned name that says it is the gradient of another input (`grad_w` in `x`'s slot)."""
+    if returned.values is None:
+        return False
+    names = [p.name.value for p in params]
+    own = {p.name.value for p in backward.params}
+    for slot, value in enumerate(returned.values[: len(names)]):
+        if isinstance(value, cst.Name) and value.value not in own:
+            owners = [i for i, n in enumerate(names) if value.value in gradient_names(n)]
+            if len(owners) == 1 and owners[0] != slot:
+                return True
+    return False
+
+
+def _check_return(block: BlockAnalysis, function: AutogradFunction, returned: _Returned,
+                  params: Sequence[cst.Param], required: int, total: int,
+                  extra_none_severity: Severity = Severity.HINT) -> Report | None:
+    count = returned.count
+    inputs = f"({_names(params)})" if params else ""
+    value = returned.node.value
+    if isinstance(value, cst.List):
+        message = (f"backward returns a list, which torch takes as one value (RuntimeError); "
+                   f"return a tuple with one gradient per input {inputs}").rstrip()
+        elements = [cst.Element(e.value) for e in value.elements]
+        new = cst.Tuple(elements, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) \
+            if len(elements) != 1 else cst.Tuple(elements)
+        fix = None
+        if not any(isinstance(e, cst.StarredElement) for e in value.elements):
+            fix = FixProposal("Return a tuple", Applicability.SAFE,
+                              (Replacement(value, block.code(new), returned.site),))
+        return Report(returned.node, message, returned.site, fix)
+    if count < required:
+        at_least = "at least " if required < total else ""
+        message = (f"backward returns {_plural(count, 'gradient')} but forward takes "
+                   f"{at_least}{_plural(required, 'input')} {inputs}; torch raises RuntimeError "
+                   f"when backward runs")
+        return Report(returned.node, message, returned.site,
+                      _append_nones(block, returned, params, required))
+    if count <= total:
+        return None
+    values = returned.values
+    extras = values[total:] if values is not None else None
+    if extras is not None and all(_is_none(v) for v in extras):
+        message = (f"backward returns {count} values but forward takes {_plural(total, 'input')} "
+                   f"{inputs}; torch ignores the extra trailing None")
+        return Report(returned.node, message, returned.site, _drop_extras(block, returned, total),
+                      severity=extra_none_severity)
+    if extras is None:
+        return None
+    message = (f"backward returns {count} gradients but forward takes {_plural(total, 'input')} "
+               f"{inputs}; torch raises RuntimeError when backward runs")
+    return Report(returned.node, message, returned.site)
+
+
+def _append_nones(block: BlockAnalysis, returned: _Returned, params: Sequence[cst.Param],
+                  required: int) -> FixProposal | None:
+    value = returned.node.value
+    if value is None or returned.values is None:
+        return None
+    missing = params[returned.count: required]
+    safe = all(p.default is not None and _literal(p.default) for p in missing)
+    nones = [cst.Element(cst.Name("None")) for _ in missing]
+    if isinstance(value, cst.BinaryOperation) and _tuple_arithmetic(value) is not None:
+        # `(a, b) + (None,) * 2`: add one more tuple
+        extra = ", ".join("None" for _ in missing) + ("," if len(missing) == 1 else "")
+        title = "Return None for " + ", ".join(f"`{p.name.value}`" for p in missing)
+        applicability = Applicability.SAFE if safe else Applicability.UNSAFE
+        return FixProposal(title, applicability, (Replacement(
+            value, f"{block.code(value)} + ({extra})", returned.site),))
+    if isinstance(value, cst.Tuple):
+        elements = list(value.elements)
+        last = elements[-1]
+        if value.lpar and len(elements) == 1 and isinstance(last.comma, cst.Comma):
+            elements[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        elif isinstance(last.comma, cst.Comma):
+            pass
+        else:
+            elements[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        new = value.with_changes(elements=[*elements, *nones])
+    else:
+        new = cst.Tuple([cst.Element(value), *nones], lpar=[], rpar=[])
+    title = "Return None for " + ", ".join(f"`{p.name.value}`" for p in missing)
+    applicability = Applicability.SAFE if safe else Applicability.UNSAFE
+    return FixProposal(title, applicability, (Replacement(value, block.code(new), returned.site),))
+
+
+def _drop_extras(block: BlockAnalysis, returned: _Returned, total: int) -> FixProposal | None:
+    value = returned.node.value
+    if not isinstance(value, cst.Tuple) or total == 0:
+        return None
+    kept = list(value.elements[:total])
+    if total == 1 and not value.lpar:
+        new: cst.BaseExpression = kept[0].value
+    else:
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT if total > 1 else
+                                         cst.Comma())
+        new = value.with_changes(elements=kept)
+    return FixProposal("Remove the extra trailing None", Applicability.SAFE,
+                       (Replacement(value, block.code(new), returned.site),))
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.UnaryOperation):
+        return _literal(node.expression)
+    return isinstance(node, cst.Name) and node.value in ("None", "True", "False")
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+class _Returns(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.returns: list[cst.Return] = []
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.returns.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def backward_returns(method: Method) -> Iterator[_Returned]:
+    """Every `return` of a backward with how many values it gives (when known).
+
+    Several rules ask, some once per input: the answer is remembered for the lint. It is
+    safe to share: it reads only ``method`` (its nodes and scope, which belong to the same
+    lint), and ``_Returned`` is frozen."""
+    known = memos.recall(_BACKWARD_RETURNS, id(method), method)
+    if known is memos.MISSING:
+        known = tuple(_backward_returns(method))
+        memos.remember(_BACKWARD_RETURNS, id(method), method, known)
+    return iter(known)
+
+
+_BACKWARD_RETURNS: dict = memos.memo(memos.NEAR_ENTRIES)  # id(method) -> (method, its returns)
+
+
+def _backward_returns(method: Method) -> Iterator[_Returned]:
+    visitor = _Returns()
+    for stmt in method.scope.statements:
+        visit(stmt, visitor)
+    for node in visitor.returns:
+        site = _return_site(method, node)
+        if site is None:
+            continue
+        if _is_none_return(node) and _guarded_by_needs_input_grad(site):
+            continue  # `if not any(ctx.needs_input_grad): return None` never runs
+        counted = _count(node.value, method, site)
+        if counted is not None:
+            count, values = counted
+            yield _Returned(count, values, node, site)
+
+
+def _is_none_return(node: cst.Return) -> bool:
+    return node.value is None or (isinstance(node.value, cst.Name) and node.value.value == "None")
+
+
+def _guarded_by_needs_input_grad(site: Site) -> bool:
+    for frame in site.frames:
+        owner = frame.owner
+        if isinstance(owner, cst.If) and _mentions_needs_input_grad(owner.test):
+            return True
+    return False
+
+
+def _mentions_needs_input_grad(node: cst.CSTNode) -> bool:
+    found = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+            if attribute.attr.value == "needs_input_grad":
+                found.append(attribute)
+
+    visit(node, Visitor())
+    return bool(found)
+
+
+def _return_site(method: Method, node: cst.Return) -> Site | None:
+    for line in _lines(method.scope.statements):
+        if any(small is node for small in line.body):
+            return find_site(method.scope.statements, method.scope, line)
+    return None
+
+
+def _lines(statements):
+    from ...analysis.names import compound_bodies
+
+    for stmt in statements:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield stmt
+        elif not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            for body, _ in compound_bodies(stmt):
+                yield from _lines(body)
+
+
+def _count(value: cst.BaseExpression | None, method: Method, site: Site
+           ) -> tuple[int, tuple[cst.BaseExpression, ...] | None] | None:
+    """(how many values a return gives, the values when written out) or None if unknown."""
+    if value is None:
+        return 1, (cst.Name("None"),)
+    if isinstance(value, cst.Tuple):
+        if any(isinstance(e, cst.StarredElement) for e in value.elements):
+            return None
+        return len(value.elements), tuple(e.value for e in value.elements)
+    if isinstance(value, cst.List):
+        return 1, (value,)  # torch takes a list as one value
+    if isinstance(value, cst.BinaryOperation):
+        counted = _tuple_arithmetic(value)
+        if counted is not None:
+            return counted
+    if isinstance(value, cst.IfExp):
+        body = _count(value.body, method, site)
+        orelse = _count(value.orelse, method, site)
+        if body is not None and orelse is not None and body[0] == orelse[0]:
+            return body[0], None
+        return None
+    if isinstance(value, cst.Name):
+        if value.value == "None":
+            return 1, (value,)
+        counted = _name_count(value.value, method)
+        if counted is not None and counted[0] == 1:
+            return 1, (value,)
+        return counted
+    if _single_tensor(value):
+        return 1, (value,)
+    return None
+
+
+def _tuple_arithmetic(value: cst.BinaryOperation) -> tuple[int, tuple | None] | None:
+    """`(a, b) + (None,) * 2`: tuples concatenated and repeated by literal counts."""
+    if isinstance(value.operator, cst.Add):
+        left, right = _literal_tuple(value.left), _literal_tuple(value.right)
+        if left is None or right is None:
+            return None
+        return len(left) + len(right), left + right
+    if isinstance(value.operator, cst.Multiply):
+        for items, times in ((value.left, value.right), (value.right, value.left)):
+            elements = _literal_tuple(items)
+            if elements is not None and isinstance(times, cst.Integer):
+                repeat = int(times.value)
+                return len(elements) * repeat, elements * repeat
+    return None
+
+
+def _literal_tuple(node: cst.BaseExpression) -> tuple[cst.BaseExpression, ...] | None:
+    if isinstance(node, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+        return tuple(e.value for e in node.elements)
+    if isinstance(node, cst.BinaryOperation):
+        counted = _tuple_arithmetic(node)
+        if counted is not None and counted[1] is not None:
+            return counted[1]
+    return None
+
+
+def _name_count(name: str, method: Method) -> tuple[int, tuple | None] | None:
+    bindings = method.scope.table.bindings.get(name, [])
+    if not bindings or any(b.kind is not BindingKind.ASSIGN for b in bindings):
+        return None
+    counts = set()
+    for binding in bindings:
+        value = binding.value
+        if value is None:
+            return None
+        if isinstance(value, cst.Tuple):
+            if any(isinstance(e, cst.StarredElement) for e in value.elements):
+                return None
+            counts.add(len(value.elements))
+        elif (isinstance(value, cst.Name) and value.value == "None") or _single_tensor(value):
+            counts.add(1)
+        else:
+            return None
+    if len(counts) == 1:
+        return counts.pop(), None
+    return None
+
+
+def _single_tensor(expr: cst.BaseExpression) -> bool:
+    """An expression that evaluates to one tensor (never a tuple)."""
+    if isinstance(expr, cst.BinaryOperation):
+        return _arithmetic_operand(expr.left) and _arithmetic_operand(expr.right)
+    if isinstance(expr, cst.UnaryOperation):
+        return _arithmetic_operand(expr.expression)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        if expr.func.attr.value == "where":  # where(cond) gives a tuple, where(c, a, b) a tensor
+            return len(expr.args) == 3
+        return expr.func.attr.value in _TENSOR_RESULT
+    return False
+
+
+# tensor methods (and torch functions of the same name) that return a single tensor
+_TENSOR_RESULT = frozenset({
+    "clone", "contiguous", "mul", "mul_", "div", "div_", "add", "add_", "sub", "sub_", "neg",
+    "mm", "bmm", "matmul", "mv", "sum", "mean", "prod", "view", "view_as", "reshape",
+    "reshape_as", "expand", "expand_as", "t", "transpose", "permute", "unsqueeze", "squeeze",
+    "flatten", "masked_fill", "masked_fill_", "masked_scatter", "index_select", "gather",
+    "scatter", "scatter_add", "index_add", "pow", "exp", "log", "sqrt", "rsqrt", "abs", "sign",
+    "sigmoid", "tanh", "relu", "clamp", "clamp_min", "clamp_max", "to", "type_as", "double",
+    "float", "half", "new_zeros", "new_ones", "new_full", "new_empty", "zeros_like", "ones_like",
+    "full_like", "empty_like", "cat", "stack", "outer", "einsum", "conj", "real", "imag",
+    "narrow", "select", "roll", "flip", "repeat", "repeat_interleave", "tile", "tril", "triu",
+    "diag", "diag_embed", "diagonal", "cumsum", "cumprod", "softmax", "log_softmax", "addmm",
+    "addcmul", "addcdiv", "lerp", "reciprocal", "square", "mul_scalar", "sum_to_size",
+})
+
+
+def _arithmetic_operand(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.Tuple, cst.List, cst.ListComp, cst.GeneratorExp)):
+        return False
+    if isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation)):
+        return _single_tensor(expr)
+    if isinstance(expr, cst.Call):
+        return not (isinstance(expr.func, cst.Name) and expr.func.value in ("tuple", "list")) and \
+            not (isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _TUPLE_RETURNING)
+    return True
