@@ -7,7 +7,7 @@ import libcst as cst
 from ...analysis.block import BlockAnalysis
 from ...findings import Severity
 from ..base import DEFINES_BACKWARD, Invalid, Report, Rule, Valid
-from .gl004_backward_gradient_count import backward_returns
+from ...analysis.backward_returns import backward_returns
 
 
 def _grad_names(param: str) -> set[str]:

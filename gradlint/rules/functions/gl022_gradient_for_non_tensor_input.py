@@ -4,11 +4,10 @@ from typing import Iterator
 
 import libcst as cst
 
+from ...analysis.backward_returns import backward_returns, certainly_not_none
 from ...analysis.block import BlockAnalysis
 from ...findings import Severity
 from ..base import DEFINES_BACKWARD, Invalid, Report, Rule, Valid
-from ...analysis.backward_returns import certainly_not_none
-from .gl004_backward_gradient_count import backward_returns
 
 _SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
 
