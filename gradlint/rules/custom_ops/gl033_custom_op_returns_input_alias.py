@@ -8,9 +8,10 @@ from ...analysis.block import BlockAnalysis
 from ...analysis.custom_ops import CREATES_CUSTOM_OP, CustomOp, FunctionRef
 from ...analysis.op_types import parse_schema
 from ...analysis.param_flow import ParamFlow
+from ...analysis.scopes import real_site
 from ...findings import Applicability, Severity
 from ..edits import append_method
-from .helpers import op_label, op_params_of, real_site, site_in, tensor_kinds
+from .helpers import op_label, op_params_of, site_in, tensor_kinds
 from ..base import MENTIONS_TORCH_LIBRARY, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
 _TORCH_MESSAGE = ("RuntimeError: ... The output of this custom operator (1) must not also be "

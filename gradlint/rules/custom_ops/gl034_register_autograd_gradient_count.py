@@ -6,9 +6,10 @@ import libcst as cst
 
 from ...analysis.block import BlockAnalysis
 from ...analysis.custom_ops import CREATES_CUSTOM_OP, CustomOp, FunctionRef, OpParameter
+from ...analysis.scopes import real_site
 from ...findings import Applicability, Severity
-from .helpers import (functions_here, is_none, op_label, real_site, returned_values, returns_of,
-                   site_in, surely_not_none)
+from .helpers import (functions_here, is_none, op_label, returned_values, returns_of, site_in,
+                      surely_not_none)
 from ..base import MENTIONS_TORCH_LIBRARY, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
 

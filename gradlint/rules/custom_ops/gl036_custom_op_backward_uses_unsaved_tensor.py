@@ -9,8 +9,9 @@ from ...analysis import traverse
 from ...analysis.block import BlockAnalysis
 from ...analysis.custom_ops import CREATES_CUSTOM_OP, CustomOp, FunctionRef
 from ...analysis.names import body_statements
+from ...analysis.scopes import real_site
 from ...findings import Severity
-from .helpers import functions_here, nodes_of, op_label, real_site, site_in
+from .helpers import functions_here, nodes_of, op_label, site_in
 from ..base import MENTIONS_TORCH_LIBRARY, Invalid, Report, Rule, Valid
 
 # what a backward's ctx has without setup_context setting it

@@ -7,8 +7,9 @@ import libcst as cst
 from ...analysis.block import BlockAnalysis
 from ...analysis.custom_ops import CREATES_CUSTOM_OP, CustomOp, FunctionRef
 from ...analysis.param_flow import ParamFlow
+from ...analysis.scopes import real_site
 from ...findings import Severity
-from .helpers import nodes_of, op_label, op_params_of, real_site, site_in, tensor_kinds
+from .helpers import nodes_of, op_label, op_params_of, site_in, tensor_kinds
 from ..base import MENTIONS_TORCH_LIBRARY, Invalid, Report, Rule, Valid
 
 # tensor methods and attributes that give metadata (shapes, dtypes), never data

@@ -5,8 +5,9 @@ from typing import Iterator
 from ...analysis.block import BlockAnalysis
 from ...analysis.custom_ops import CREATES_CUSTOM_OP
 from ...analysis.op_types import parse_schema
+from ...analysis.scopes import real_site
 from ...findings import Severity
-from .helpers import op_label, real_site
+from .helpers import op_label
 from ..base import MENTIONS_TORCH_LIBRARY, Invalid, Report, Rule, Valid
 
 

@@ -10,7 +10,7 @@ from ...analysis import traverse
 from ...analysis.block import BlockAnalysis
 from ...analysis.custom_ops import (KEYWORD_ONLY, POSITIONAL, POSITIONAL_ONLY, CustomOp, FunctionRef,
                                    OpParameter, Registration)
-from ...analysis.names import ScopeTable, body_statements, compound_bodies
+from ...analysis.names import ScopeTable, body_statements
 from ...analysis.scopes import Site, find_site
 
 
@@ -18,21 +18,6 @@ def op_label(op: CustomOp) -> str:
     if op.name:
         return f"`{op.name}`"
     return f"`{op.python_name}`" if op.python_name else "the custom op"
-
-
-def real_site(site: Site) -> Site | None:
-    """``site``, or the compound statement around it when ``site`` is the statement list
-    gradlint builds for a one-line suite (``if x: f()``), which has no position."""
-    frame = site.frames[-1]
-    stmt = frame.statements[frame.index]
-    if frame.owner is None or not isinstance(stmt, cst.SimpleStatementLine):
-        return site
-    for body, _ in compound_bodies(frame.owner):  # type: ignore[arg-type]
-        if body is frame.statements:
-            return site
-    if len(site.frames) > 1:
-        return Site(site.scope, site.frames[:-1])
-    return None
 
 
 def functions_here(block: BlockAnalysis, kind: str) -> Iterator[tuple[CustomOp, Registration, FunctionRef]]:

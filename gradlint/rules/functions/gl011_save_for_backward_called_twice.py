@@ -1,27 +1,13 @@
 from __future__ import annotations
 
-import re
 from typing import Iterator
 
-from ...analysis.autograd_functions import AutogradFunction, Method
+from ...analysis.autograd_functions import Method
 from ...analysis.block import BlockAnalysis
 from ...analysis.method_body import ctx_calls, runs_after
 from ...findings import Severity
 from ..base import Invalid, Report, Rule, Valid
-
-MENTIONS_SAVE = re.compile(r"save_for_backward")
-
-
-def saving_methods(function: AutogradFunction) -> list[Method]:
-    """The methods of a Function (its own, not inherited) that may save tensors."""
-    found = []
-    for name in ("forward", "setup_context"):
-        method = getattr(function, name)
-        if method is not None and name not in function.inherited and method.context_name:
-            if name == "forward" and function.style != "ctx":
-                continue
-            found.append(method)
-    return found
+from .helpers import MENTIONS_SAVE, saving_methods
 
 
 class SaveForBackwardCalledTwice(Rule):

@@ -9,7 +9,7 @@ from ...analysis.block import BlockAnalysis
 from ...analysis.method_body import assigned_from, ctx_calls
 from ...findings import Applicability, Severity
 from ..base import FixProposal, Invalid, Replacement, Report, Rule, Valid
-from .gl011_save_for_backward_called_twice import MENTIONS_SAVE, saving_methods
+from .helpers import MENTIONS_SAVE, saving_methods
 
 _SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
 # tensor methods and attributes whose result is not a tensor

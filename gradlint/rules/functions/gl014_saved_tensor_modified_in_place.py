@@ -13,8 +13,7 @@ from ...analysis.method_body import (
 from ...analysis.scopes import ModuleContext
 from ...findings import Severity
 from ..base import Invalid, Report, Rule, Valid
-from .gl011_save_for_backward_called_twice import MENTIONS_SAVE
-from .gl015_input_modified_without_mark_dirty import _shown
+from .helpers import MENTIONS_SAVE, mutation_text
 
 
 class SavedTensorModifiedInPlace(Rule):
@@ -159,7 +158,7 @@ class SavedTensorModifiedInPlace(Rule):
                     for change in changes:
                         if change.name == name and runs_after(saved.site, change.site):
                             reported.add(name)
-                            message = (f"`{name}` is modified in place (`{_shown(block, change)}`) "
+                            message = (f"`{name}` is modified in place (`{mutation_text(block, change)}`) "
                                        f"after ctx.save_for_backward saved it: backward sees the "
                                        f"modified values (torch checks saved tensors' versions only "
                                        f"from the end of forward), so the gradient is silently wrong")

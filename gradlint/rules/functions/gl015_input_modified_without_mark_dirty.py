@@ -4,11 +4,12 @@ from typing import Iterator
 
 import libcst as cst
 
+from ...analysis.backward_returns import differentiable_inputs
 from ...analysis.block import BlockAnalysis
 from ...analysis.method_body import Mutation, ctx_calls, mutations, names_in
 from ...findings import Severity
 from ..base import DEFINES_BACKWARD, Invalid, Report, Rule, Valid
-from ...analysis.backward_returns import differentiable_inputs
+from .helpers import mutation_text
 
 
 class InputModifiedWithoutMarkDirty(Rule):
@@ -209,7 +210,7 @@ class InputModifiedWithoutMarkDirty(Rule):
                 if name not in inputs or name in dirty or name in reported or _self_copy(mutation):
                     continue
                 reported.add(name)
-                shown = _shown(block, mutation)
+                shown = mutation_text(block, mutation)
                 message = (f"forward modifies its input `{name}` in place (`{shown}`) without "
                            f"ctx.mark_dirty({name}): autograd does not know it changed (a leaf is "
                            f"silently modified; an input another op saved makes backward raise "
@@ -223,13 +224,3 @@ def _self_copy(mutation: Mutation) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
         node.func.attr.value == "copy_" and len(node.args) >= 1 and \
         isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == mutation.name
-
-
-def _shown(block: BlockAnalysis, mutation: Mutation) -> str:
-    node = mutation.node
-    if isinstance(node, cst.AugAssign):
-        return f"{block.code(node.target)} {block.code(node.operator).strip()} ..."
-    if isinstance(node, cst.Subscript):
-        return f"{block.code(node)} = ..."
-    text = " ".join(block.code(node).split())
-    return text if len(text) <= 40 else text[:39] + "…"

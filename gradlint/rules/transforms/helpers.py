@@ -9,8 +9,7 @@ import libcst as cst
 from ...analysis import traverse
 from ...analysis.block import BlockAnalysis
 from ...analysis.func_transforms import TRANSFORMS, TransformedApply, class_body_start
-from ...analysis.scopes import Site
-from ..custom_ops.helpers import real_site
+from ...analysis.scopes import Site, real_site
 from ..base import Replacement
 
 TRANSFORM_NAMES = frozenset(TRANSFORMS)
