@@ -18,7 +18,7 @@ import libcst as cst
 
 from ..analysis import memos, traverse
 from ..analysis.block import BlockAnalysis
-from ..analysis.callees import FixtureSource
+from ..analysis.conftest_fixtures import FixtureSource
 from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, library_aliases, limit_search
 from ..analysis.facts import Evaluator
 from ..analysis.gradcheck_calls import gradcheck_names
