@@ -17,9 +17,7 @@ import libcst as cst
 from ..analysis.block import BlockAnalysis
 from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY  # noqa: F401  (for the rules)
 from ..analysis.scopes import Site
-from ..analysis.source import without_comments_and_strings
 from ..findings import Applicability, Severity
-from . import required_text
 
 
 # a name ending in gradcheck (gradgradcheck too), not gradcheck_wrapper= and the like
@@ -112,15 +110,6 @@ class Rule:
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:
         raise NotImplementedError
-
-    @classmethod
-    def may_match(cls, text: str) -> bool:
-        """Does ``text`` pass the rule's pre-check?"""
-        assert cls.requires is not None
-        if not required_text.may_match(cls.requires, text):
-            return False
-        in_code = cls.requires_in_code or cls.requires in CODE_PATTERNS
-        return not in_code or cls.requires.search(without_comments_and_strings(text)) is not None
 
     @classmethod
     def fixable(cls) -> bool:
