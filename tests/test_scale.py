@@ -22,7 +22,7 @@ from gradlint.engine.files import UsageError
 from gradlint.engine.linter import LintCache, LintCancelled, lint_source
 from gradlint.engine.options import ALL_CODES, LintOptions
 from gradlint.rules import ALL_RULES, RULES_BY_CODE
-from gradlint.rules.required_text import may_match, required_literals
+from gradlint.engine.required_text import may_match, required_literals
 from gradlint.server.documents import Document
 
 ROOT = Path(__file__).resolve().parent.parent

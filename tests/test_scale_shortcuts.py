@@ -15,7 +15,7 @@ from gradlint.engine.batch import BYTES_IN_FLIGHT, next_task, release_memory, sc
 from gradlint.engine.linter import lint_source
 from gradlint.engine.options import LintOptions
 from gradlint.rules import ALL_RULES
-from gradlint.rules.required_text import may_match, required_literals
+from gradlint.engine.required_text import may_match, required_literals
 
 PATTERNS = [
     # a back-reference in a later alternative: masking earlier ones keeps its group number

@@ -27,7 +27,7 @@ from ..analysis.source import NEWLINE, Block, ScannedSource, code_only, rescan, 
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
 from ..rules import RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from ..rules.base import Report, Rule
-from ..rules.required_text import may_match
+from .required_text import may_match
 from .blocks import BlockCache, ParsedBlock
 from .options import AUTO, LintOptions, fingerprint
 from .needed_blocks import BlockNames, block_names, needed_blocks

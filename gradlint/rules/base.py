@@ -87,7 +87,7 @@ class Rule:
     # the rule can only fire in a block whose text matches this regular expression (a
     # cheap pre-check that spares parsing and analysing most code); None: always run.
     # The engine first looks for the literal text any match must contain (see
-    # required_text), so prefer patterns with a distinctive literal, and avoid a leading \b.
+    # engine/required_text.py), so prefer patterns with a distinctive literal, and avoid a leading \b.
     requires: ClassVar[re.Pattern | None] = None
     # the pre-check is about code: matches in comments and strings do not count (also true
     # of the shared patterns in CODE_PATTERNS), so docstrings that merely mention
