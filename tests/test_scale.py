@@ -434,7 +434,7 @@ def test_analysis_walks_trees_with_the_fast_visit():
 
     offenders = []
     for directory in ("analysis", "rules", "engine"):
-        for path in sorted((ROOT / "gradlint" / directory).glob("*.py")):
+        for path in sorted((ROOT / "gradlint" / directory).rglob("*.py")):
             if path.name == "traverse.py":
                 continue
             for number, line in enumerate(path.read_text().splitlines(), 1):
