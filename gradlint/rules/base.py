@@ -17,6 +17,7 @@ import libcst as cst
 from ..analysis.block import BlockAnalysis
 from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY  # noqa: F401  (for the rules)
 from ..analysis.scopes import Site
+from ..codes import BY_CODE
 from ..findings import Applicability, Severity
 
 
@@ -113,7 +114,7 @@ class Rule:
 
     @classmethod
     def fixable(cls) -> bool:
-        return any(example.fixed is not None for example in cls.INVALID)
+        return BY_CODE[cls.code].fix is not None
 
     @classmethod
     def docs(cls) -> str:
@@ -121,11 +122,14 @@ class Rule:
 
     @classmethod
     def fix_availability(cls) -> str:
-        kinds = {example.applicability for example in cls.INVALID if example.fixed is not None}
-        if not kinds:
-            return "No fix is available."
-        if kinds == {"safe"}:
-            return "A safe fix is available (`--fix`)."
-        if kinds == {"unsafe"}:
-            return "An unsafe fix is available (`--fix --unsafe-fixes`)."
-        return "A fix is available: safe in some cases, unsafe in others (see Fix safety)."
+        return _FIX_AVAILABILITY[BY_CODE[cls.code].fix]
+
+
+# what `gradlint rule` and the docs say of a rule's fix (the code table's `fix` column, which
+# a test checks against the fixes of all the rule's examples)
+_FIX_AVAILABILITY = {
+    None: "No fix is available.",
+    "safe": "A safe fix is available (`--fix`).",
+    "unsafe": "An unsafe fix is available (`--fix --unsafe-fixes`).",
+    "safe or unsafe": "A fix is available: safe in some cases, unsafe in others (see Fix safety).",
+}
