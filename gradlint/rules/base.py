@@ -1,7 +1,9 @@
 """What a rule is: a class with a code, a name, docs, examples, and a ``check`` method.
 
 A rule is its own spec (the Fixit way): its docstring is the user documentation, in
-ruff's sections, and its ``VALID``/``INVALID`` examples are run by one generic test.
+ruff's sections, and its ``VALID``/``INVALID`` examples teach it (`gradlint rule` and the
+docs show them). The long tail of examples lives in tests/fixtures/rules/<CODE>/ (ruff's
+way); one generic test runs them all (``examples.all_examples``).
 """
 
 from __future__ import annotations
@@ -106,6 +108,7 @@ class Rule:
     requires_in_file: ClassVar[re.Pattern | None] = None
     # the engine reports it (it needs the whole file, not one block): `check` is not called
     engine_level: ClassVar[bool] = False
+    # the teaching examples (the first INVALID ones with a message are the docs' "Reported as")
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
 

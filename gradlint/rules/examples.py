@@ -13,7 +13,8 @@ A file's number is its example's index: the class's examples come first (0, 1, .
 fixtures continue the count, so ``GL004-INVALID-2`` names the same example everywhere.
 ``examples.json`` maps each file name to the fields of ``Valid`` (``why``) or ``Invalid``
 (``message``, ``range``, ``fixed``: the name of the fixed file, ``applicability``,
-``severity``, ``count``). Fixture files hold the code exactly as it is linted.
+``severity``, ``count``), plus an optional ``note`` for readers. Fixture files hold the code
+exactly as it is linted.
 
 Everything that runs rule examples (the generic test, the scale and ground-truth tests)
 takes them from ``all_examples``. The fixtures are not installed with the package: outside
@@ -37,6 +38,7 @@ Kind = Literal["VALID", "INVALID"]
 KINDS: tuple[Kind, ...] = ("VALID", "INVALID")
 _FILE = re.compile(r"(valid|invalid)_(\d+)\.py")
 _INVALID_FIELDS = frozenset({"message", "range", "fixed", "applicability", "severity", "count"})
+_NOTE = "note"  # where an example comes from, for its readers (either kind; not part of the case)
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,7 @@ def _fixtures(rule: type[Rule], folder: Path) -> dict[Kind, list[tuple[Path, Val
             raise ValueError(f"{path}: not an example of {rule.code} (expected valid_NN.py or "
                              f"invalid_NN.py, listed in {EXPECTED}, or a fixed file it names)")
         fields = dict(expected[path.name])
+        fields.pop(_NOTE, None)
         code = _read(path)
         if match.group(1) == "valid":
             if set(fields) - {"why"}:

@@ -101,21 +101,6 @@ class CustomOpParameterAnnotation(Rule):
             def f(x: Tensor, k: int | None = None) -> Tensor:
                 return x.sin()
             """, why="string annotations evaluated in the module's globals"),
-        Valid("""
-            import torch
-
-            @torch.library.custom_op("mylib::f", mutates_args=(), schema="(Tensor x) -> Tensor")
-            def f(x):
-                return x.sin()
-            """, why="an explicit schema: annotations are not read"),
-        Valid("""
-            import torch
-            from mylib.types import Config
-
-            @torch.library.custom_op("mylib::f", mutates_args=())
-            def f(x: torch.Tensor, cfg: Config) -> torch.Tensor:
-                return x.sin()
-            """, why="an unknown class may be a registered opaque type"),
     ]
     INVALID = [
         Invalid(
@@ -151,65 +136,6 @@ class CustomOpParameterAnnotation(Rule):
                 return x * factors[0]
             """,
             applicability="unsafe",
-        ),
-        Invalid(
-            """
-            import torch
-            from typing import Optional
-
-            @torch.library.custom_op("mylib::cat", mutates_args=())
-            def cat(x: torch.Tensor, extra: Optional[list[torch.Tensor]]) -> torch.Tensor:
-                return x.clone()
-            """,
-            message="parameter `extra` of custom op `mylib::cat` is annotated "
-                    "`Optional[list[torch.Tensor]]`, which infer_schema rejects (ValueError when "
-                    "the module is imported): Optional[list[Tensor]] is not supported; use "
-                    "list[Tensor] (possibly empty)",
-        ),
-        Invalid(
-            """
-            import torch
-
-            @torch.library.custom_op("mylib::add_all", mutates_args=())
-            def add_all(*xs: torch.Tensor) -> torch.Tensor:
-                return sum(xs)
-            """,
-            message="parameter `*xs` of custom op `mylib::add_all`: custom ops take no *args, "
-                    "**kwargs or positional-only parameters (`ValueError: infer_schema(func): We "
-                    "do not support positional-only args, varargs, or varkwargs.`); use "
-                    "`xs: list[torch.Tensor]`",
-        ),
-        Invalid(
-            """
-            from __future__ import annotations
-            import torch
-            from typing import TYPE_CHECKING
-            if TYPE_CHECKING:
-                from torch import Tensor
-
-            @torch.library.custom_op("mylib::f", mutates_args=())
-            def f(x: Tensor) -> torch.Tensor:
-                return x.sin()
-            """,
-            message="parameter `x` of custom op `mylib::f`: its annotation names `Tensor`, which "
-                    "is imported only under `if TYPE_CHECKING:`; infer_schema evaluates the "
-                    "string annotation in the module's globals and raises `ValueError: "
-                    "infer_schema(func): Unsupported type annotation Tensor. It is not a type. "
-                    "(name 'Tensor' is not defined)`",
-        ),
-        Invalid(
-            """
-            import torch
-            from torch.library import custom_op
-
-            class Ops:
-                @custom_op("mylib::double", mutates_args=())
-                def double(self, x: torch.Tensor) -> torch.Tensor:
-                    return x * 2
-            """,
-            message="parameter `self` of custom op `mylib::double` has no type annotation: "
-                    "torch.library.custom_op raises `ValueError: infer_schema(func): "
-                    "Parameter self must have a type annotation.` when the module is imported",
         ),
     ]
 

@@ -78,22 +78,6 @@ class MutatesArgsUnknownParameter(Rule):
             def fill(x: torch.Tensor, out: torch.Tensor) -> None:
                 out.copy_(x)
             """, why='mutates_args="unknown" assumes every input is mutated'),
-        Valid("""
-            import torch
-
-            @torch.library.custom_op("mylib::fill", mutates_args=["outs"])
-            def fill(x: torch.Tensor, outs: list[torch.Tensor]) -> None:
-                for out in outs:
-                    out.copy_(x)
-            """, why="a list of Tensors can be mutated"),
-        Valid("""
-            import torch
-
-            @torch.library.custom_op("mylib::fill", mutates_args=("out",),
-                                     schema="(Tensor x, Tensor(a!) out) -> ()")
-            def fill(x, out):
-                out.copy_(x)
-            """, why="the schema marks `out` as written"),
     ]
     INVALID = [
         Invalid(
@@ -137,33 +121,6 @@ class MutatesArgsUnknownParameter(Rule):
                 out.copy_(x)
             """,
             applicability="safe",
-        ),
-        Invalid(
-            """
-            import torch
-
-            @torch.library.custom_op("mylib::bump", mutates_args=("n",))
-            def bump(x: torch.Tensor, n: int) -> torch.Tensor:
-                return x + n
-            """,
-            message="mutates_args names `n`, a `int` parameter of custom op `mylib::bump`: "
-                    "only Tensors (or lists of Tensors) can be mutated; torch raises `ValueError: "
-                    "infer_schema(func): Parameter n is in mutable_args but only Tensors or "
-                    "collections of Tensors can be mutated`",
-        ),
-        Invalid(
-            """
-            import torch
-
-            @torch.library.custom_op("mylib::fill", mutates_args=(),
-                                     schema="(Tensor x, Tensor(a!) out) -> ()")
-            def fill(x, out):
-                out.copy_(x)
-            """,
-            message="mutates_args lists nothing but the schema of custom op `mylib::fill` "
-                    "marks out as written (`Tensor(a!)`): torch raises `ValueError: Attempted to "
-                    "create a custom op with `mutates_args=...` and `schema=...`` when the module "
-                    "is imported",
         ),
     ]
 

@@ -81,37 +81,6 @@ class UnlistedMutation(Rule):
             def bump(x: torch.Tensor) -> None:
                 x.add_(1)
             """, why='mutates_args="unknown"'),
-        Valid("""
-            import torch
-
-            @torch.library.custom_op("mylib::shifted", mutates_args=())
-            def shifted(x: torch.Tensor) -> torch.Tensor:
-                y = x.clone()
-                y.add_(1)
-                x = x.clone().contiguous()
-                x.mul_(2)
-                return y + x
-            """, why="writes into copies"),
-        Valid("""
-            import torch
-
-            @torch.library.custom_op("mylib::fill_all", mutates_args=())
-            def fill_all(xs: list[torch.Tensor]) -> list[torch.Tensor]:
-                xs = list(xs)
-                out = [x.clone() for x in xs]
-                out[0] = out[0] * 2
-                return out
-            """),
-        Valid("""
-            import torch
-            lib = torch.library.Library("mylib", "FRAGMENT")
-            lib.define("fill(Tensor x, Tensor(a!) out) -> ()")
-
-            def fill_impl(x, out):
-                out.copy_(x)
-
-            lib.impl("fill", fill_impl, "CPU")
-            """, why="the schema marks `out` as written"),
     ]
     INVALID = [
         Invalid(
@@ -158,68 +127,6 @@ class UnlistedMutation(Rule):
                 view[rows] = src
             """,
             applicability="safe",
-        ),
-        Invalid(
-            """
-            import torch
-
-            @torch.library.custom_op("mylib::add_scaled", mutates_args=())
-            def add_scaled(a: torch.Tensor, b: torch.Tensor, buf: torch.Tensor) -> torch.Tensor:
-                torch.mul(b, 2, out=buf)
-                return a + buf
-
-            def backward(ctx, grad):
-                return grad, grad * 2, None
-
-            add_scaled.register_autograd(backward)
-            """,
-            message="custom op `mylib::add_scaled` writes to its input `buf` (`out=buf`) but "
-                    "mutates_args does not list it: torch then assumes `buf` is unchanged "
-                    "(undefined behaviour: under torch.compile the write can be lost; opcheck "
-                    "fails `test_schema`); an op that mutates cannot have a registered backward: "
-                    "write into a new tensor and return it instead",
-        ),
-        Invalid(
-            """
-            import torch
-
-            @torch.library.custom_op("mylib::double", mutates_args=())
-            def double(x: torch.Tensor) -> torch.Tensor:
-                x = x.contiguous()
-                x.mul_(2)
-                return x.clone()
-            """,
-            message="custom op `mylib::double` may write to its input `x` (`x.mul_(...)`; `x = "
-                    "x.contiguous()` is the input itself in the common case) but mutates_args does "
-                    "not list it: torch then assumes `x` is unchanged (undefined behaviour: under "
-                    "torch.compile the write can be lost; opcheck fails `test_schema`)",
-            severity="warning",
-            fixed="""
-            import torch
-
-            @torch.library.custom_op("mylib::double", mutates_args=("x",))
-            def double(x: torch.Tensor) -> torch.Tensor:
-                x = x.contiguous()
-                x.mul_(2)
-                return x.clone()
-            """,
-            applicability="unsafe",
-        ),
-        Invalid(
-            """
-            import torch
-            lib = torch.library.Library("mylib", "FRAGMENT")
-            lib.define("fill(Tensor x, Tensor out) -> ()")
-
-            def fill_impl(x, out):
-                out.copy_(x)
-
-            lib.impl("fill", fill_impl, "CPU")
-            """,
-            message="custom op `mylib::fill` writes to its input `out` (`out.copy_(...)`) but "
-                    "its schema does not mark it as written (`Tensor(a!) out`): torch then "
-                    "assumes `out` is unchanged (undefined behaviour: under torch.compile the "
-                    "write can be lost; opcheck fails `test_schema`)",
         ),
     ]
 

@@ -102,37 +102,6 @@ class RegisterAutogradGradientCount(Rule):
 
             torch.library.register_autograd("mylib::mul", backward)
             """, why="an extra trailing None is accepted"),
-        Valid("""
-            import torch
-
-            @torch.library.custom_op("mylib::sum_all", mutates_args=())
-            def sum_all(xs: list[torch.Tensor], w: torch.Tensor) -> torch.Tensor:
-                return sum(xs) * w
-
-            def setup_context(ctx, inputs, output):
-                ctx.n = len(inputs[0])
-                ctx.save_for_backward(inputs[1])
-
-            def backward(ctx, grad):
-                w, = ctx.saved_tensors
-                grads = [grad * w] * ctx.n
-                return grads, None
-
-            sum_all.register_autograd(backward, setup_context=setup_context)
-            """, why="a list input gets a list of gradients"),
-        Valid("""
-            import torch
-
-            @torch.library.custom_op("mylib::conv", mutates_args=())
-            def conv(inp: torch.Tensor, weight: torch.Tensor, k: int, h: int, w: int) -> torch.Tensor:
-                return inp * weight * k * h * w
-
-            def backward(ctx, grad_output):
-                grad_inp = grad_weight = None
-                return (grad_inp, grad_weight) + (None,) * 3
-
-            torch.library.register_autograd("mylib::conv", backward)
-            """, why="real-world (torch-harmonics 0.9.3 disco_optimized.py): a tuple built with + and *"),
     ]
     INVALID = [
         Invalid(
@@ -194,68 +163,6 @@ class RegisterAutogradGradientCount(Rule):
                     "(x, y): torch raises `RuntimeError: function "
                     "GeneratedBackwardFor_mylib_mul_defaultBackward returned an incorrect number "
                     "of gradients (expected 3, got 2)`; return one per input",
-        ),
-        Invalid(
-            """
-            import torch
-
-            @torch.library.custom_op("mylib::scale", mutates_args=())
-            def scale(x: torch.Tensor, alpha: float = 2.0) -> torch.Tensor:
-                return x * alpha
-
-            def setup_context(ctx, inputs, output):
-                ctx.alpha = inputs[1]
-
-            def backward(ctx, grad):
-                return grad * ctx.alpha
-
-            scale.register_autograd(backward, setup_context=setup_context)
-            """,
-            message="backward of custom op `mylib::scale` returns 1 gradient for its 2 inputs "
-                    "(x, alpha): it works only while callers leave alpha at its default (torch "
-                    "drops arguments equal to their defaults); a call passing alpha raises "
-                    "`RuntimeError: function GeneratedBackwardFor_mylib_scale_defaultBackward "
-                    "returned an incorrect number of gradients (expected 3, got 2)`",
-            severity="warning",
-            fixed="""
-            import torch
-
-            @torch.library.custom_op("mylib::scale", mutates_args=())
-            def scale(x: torch.Tensor, alpha: float = 2.0) -> torch.Tensor:
-                return x * alpha
-
-            def setup_context(ctx, inputs, output):
-                ctx.alpha = inputs[1]
-
-            def backward(ctx, grad):
-                return grad * ctx.alpha, None
-
-            scale.register_autograd(backward, setup_context=setup_context)
-            """,
-            applicability="safe",
-        ),
-        Invalid(
-            """
-            import torch
-
-            @torch.library.custom_op("mylib::mul", mutates_args=())
-            def mul(x: torch.Tensor, *, alpha: float) -> torch.Tensor:
-                return x * alpha
-
-            def setup_context(ctx, inputs, keyword_only_inputs, output):
-                ctx.alpha = keyword_only_inputs["alpha"]
-
-            def backward(ctx, grad):
-                return grad * ctx.alpha, grad * 0
-
-            mul.register_autograd(backward, setup_context=setup_context)
-            """,
-            message="backward of custom op `mylib::mul` returns a gradient (`grad * 0`) at "
-                    "position 2, but the op has 1 positional input (x; keyword-only inputs get "
-                    "no gradient): torch raises `RuntimeError: function "
-                    "GeneratedBackwardFor_mylib_mul_defaultBackward returned a gradient different "
-                    "than None at position 2, but the corresponding forward input was not a "
-                    "Variable`",
         ),
     ]
 

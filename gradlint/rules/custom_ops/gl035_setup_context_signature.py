@@ -133,27 +133,6 @@ class SetupContextSignature(Rule):
                     "torch calls it with those keywords and raises `TypeError: setup_context() got "
                     "an unexpected keyword argument 'keyword_only_inputs'` in the forward pass",
         ),
-        Invalid(
-            """
-            import torch
-
-            @torch.library.custom_op("mylib::sin", mutates_args=())
-            def sin(x: torch.Tensor) -> torch.Tensor:
-                return x.sin()
-
-            def setup_context(ctx, x, output):
-                ctx.save_for_backward(x)
-
-            def backward(ctx, grad):
-                x, = ctx.saved_tensors
-                return grad * x.cos()
-
-            torch.library.register_autograd("mylib::sin", backward, setup_context=setup_context)
-            """,
-            message="setup_context of custom op `mylib::sin` must take (ctx, inputs, output): "
-                    "torch calls it with those keywords and raises `TypeError: setup_context() "
-                    "got an unexpected keyword argument 'inputs'` in the forward pass",
-        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:

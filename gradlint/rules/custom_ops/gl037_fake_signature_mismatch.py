@@ -134,36 +134,6 @@ class FakeSignatureMismatch(Rule):
                     "keyword-only argument `alpha`: under torch.compile/export and opcheck torch "
                     "raises `TypeError: _() got an unexpected keyword argument 'alpha'`",
         ),
-        Invalid(
-            """
-            import torch
-
-            @torch.library.custom_op("mylib::scale", mutates_args=())
-            def scale(x: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
-                return x * alpha
-
-            @scale.register_fake
-            def _(x, alpha):
-                return torch.empty_like(x)
-            """,
-            message="fake implementation of custom op `mylib::scale` requires `alpha`, which has "
-                    "a default in the op: for a call that leaves it out, torch raises `TypeError: "
-                    "_() missing 1 required positional argument: 'alpha'` under "
-                    "torch.compile/export and opcheck",
-            range=(8, 10, 8, 15),
-            fixed="""
-            import torch
-
-            @torch.library.custom_op("mylib::scale", mutates_args=())
-            def scale(x: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
-                return x * alpha
-
-            @scale.register_fake
-            def _(x, alpha=1.0):
-                return torch.empty_like(x)
-            """,
-            applicability="safe",
-        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:

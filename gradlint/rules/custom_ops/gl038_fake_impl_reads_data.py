@@ -159,41 +159,6 @@ class FakeImplReadsData(Rule):
                     "`Could not guard on data-dependent expression` under torch.compile/export "
                     "and opcheck",
         ),
-        Invalid(
-            """
-            import torch
-
-            @torch.library.custom_op("mylib::copy", mutates_args=())
-            def copy(x: torch.Tensor) -> torch.Tensor:
-                return x.clone()
-
-            @copy.register_fake
-            def _(x):
-                ptr = x.data_ptr()
-                return torch.empty_like(x)
-            """,
-            message="fake implementation of custom op `mylib::copy` calls `x.data_ptr()`: fake "
-                    "tensors have no data, and torch raises `RuntimeError: Cannot access data "
-                    "pointer of Tensor (e.g. FakeTensor, FunctionalTensor)` under "
-                    "torch.compile/export and opcheck",
-        ),
-        Invalid(
-            """
-            import torch
-
-            @torch.library.custom_op("mylib::copy", mutates_args=())
-            def copy(x: torch.Tensor) -> torch.Tensor:
-                return x.clone()
-
-            @copy.register_fake
-            def _(x):
-                values = x.cpu().numpy()
-                return torch.empty_like(x)
-            """,
-            message="fake implementation of custom op `mylib::copy` calls `x.cpu().numpy()`: fake "
-                    "tensors have no data, and torch raises `RuntimeError: .numpy() is not "
-                    "supported for tensor subclasses.` under torch.compile/export and opcheck",
-        ),
     ]
 
     def check(self, block: BlockAnalysis) -> Iterator[Report]:

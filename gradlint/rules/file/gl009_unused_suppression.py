@@ -59,13 +59,6 @@ class UnusedSuppression(Rule):
             x = torch.ones(3)  # noqa: E501  (another tool's code)
             y = torch.ones(3)  # noqa
             """),
-        Valid("""
-            import torch
-            def test():
-                x = torch.randn(3, requires_grad=True)
-                torch.autograd.gradcheck(  # noqa: GL001
-                    torch.sin, (x,))
-            """, why="on the first line of the statement"),
     ]
     INVALID = [
         Invalid(
@@ -98,18 +91,6 @@ class UnusedSuppression(Rule):
             def test():
                 x = torch.randn(3, requires_grad=True)
                 torch.autograd.gradcheck(torch.sin, (x,))  # gradlint: ignore[GL001]
-            """,
-            applicability="safe",
-        ),
-        Invalid(
-            """
-            import torch
-            y = torch.ones(3)  # noqa: GL004, E501 keep the line long
-            """,
-            message="unused suppression: no GL004 finding on this line",
-            fixed="""
-            import torch
-            y = torch.ones(3)  # noqa: E501 keep the line long
             """,
             applicability="safe",
         ),

@@ -87,17 +87,6 @@ class BackwardGradientOrder(Rule):
                     grad_input, grad_weight = ctx.saved_tensors
                     return grad_input, grad_weight, None
             """, why="forward(cls, ctx, ...) is a helper that subclasses call, not a forward"),
-        Valid("""
-            import torch
-            class Stitch(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, x1, out):
-                    return out
-
-                @staticmethod
-                def backward(ctx, grad_out):
-                    return grad_out, None
-            """, why="a backward parameter passed through on purpose"),
     ]
     INVALID = [
         Invalid(

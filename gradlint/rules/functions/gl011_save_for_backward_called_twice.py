@@ -82,20 +82,6 @@ class SaveForBackwardCalledTwice(Rule):
                 def backward(ctx, g):
                     return None, None, None
             """, why="only one of the two calls runs"),
-        Valid("""
-            import torch
-            class Linear(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, x, w, bias):
-                    ctx.save_for_backward(x, w)
-                    if bias is not None:
-                        ctx.save_for_backward(x, w, bias)
-                    return x @ w.t()
-
-                @staticmethod
-                def backward(ctx, g):
-                    return None, None, None
-            """, why="the second call saves everything the first did"),
     ]
     INVALID = [
         Invalid(

@@ -89,18 +89,6 @@ class NonTensorSavedForBackward(Rule):
                     x, alpha = ctx.saved_tensors
                     return g * alpha, None
             """, why="a default does not say what callers pass (a tensor works)"),
-        Valid("""
-            import torch
-            class Cat(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, *tensors):
-                    ctx.save_for_backward(*tensors)
-                    return torch.cat(tensors)
-
-                @staticmethod
-                def backward(ctx, g):
-                    return g
-            """),
     ]
     INVALID = [
         Invalid(
@@ -151,24 +139,6 @@ class NonTensorSavedForBackward(Rule):
                     return g * w, g * x
             """,
             applicability="safe",
-        ),
-        Invalid(
-            """
-            import torch
-            class Sum(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, x):
-                    shape = x.shape
-                    ctx.save_for_backward(shape)
-                    return x.sum()
-
-                @staticmethod
-                def backward(ctx, g):
-                    shape, = ctx.saved_tensors
-                    return g.expand(shape)
-            """,
-            message="ctx.save_for_backward only takes tensors (and None): `shape` is a torch.Size "
-                    "(TypeError when an input requires grad); store it as a ctx attribute",
         ),
     ]
 

@@ -105,60 +105,6 @@ class FunctionNotApplied(Rule):
                     print("forward")
                     return Base.forward(ctx, x)
             """, why="delegation inside another Function's forward"),
-        Valid("""
-            import torch
-            class Double(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, x):
-                    return x * 2
-
-                @staticmethod
-                def backward(ctx, g):
-                    return g * 2
-
-            def test_by_hand(ctx, x, g):
-                y = Double.forward(ctx, x)
-                assert Double.backward(ctx, g) is not None
-            """, why="a test of forward and backward by hand"),
-        Valid("""
-            import torch
-            class Double(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, x):
-                    return x * 2
-
-                @staticmethod
-                def backward(ctx, g):
-                    return g * 2
-
-            def infer(ctx, x):
-                with torch.no_grad():
-                    return Double.forward(ctx, x)
-            """, why="no graph is recorded anyway"),
-        Valid("""
-            import torch
-            class Model(torch.nn.Module):
-                def forward(self, x):
-                    return x
-
-            y = Model()(x)
-            """, why="a module, not a Function"),
-        Valid("""
-            import torch
-            class TestLegacy(TestCase):
-                def test_legacy_function_deprecation_exception(self):
-                    class MyFunction(torch.autograd.Function):
-                        @staticmethod
-                        def forward(ctx, x):
-                            return x
-
-                        @staticmethod
-                        def backward(ctx, grad_output):
-                            return grad_output
-
-                    with self.assertRaisesRegex(RuntimeError, "Legacy autograd function"):
-                        MyFunction()(torch.randn(3, 4))
-            """, why="a test of torch's error (as in torch's own test_autograd.py)"),
     ]
     INVALID = [
         Invalid(
@@ -227,40 +173,6 @@ class FunctionNotApplied(Rule):
                 return Double.apply(x)
             """,
             applicability="safe",
-        ),
-        Invalid(
-            """
-            import torch
-            class Double(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, x):
-                    return x * 2
-
-                @staticmethod
-                def backward(ctx, g):
-                    return g * 3
-
-            def run(x):
-                return Double.forward(None, x)
-            """,
-            message="`Double.forward(...)` runs forward as a plain function: the custom backward "
-                    "is bypassed (autograd differentiates forward's own ops); call `Double.apply(...)`",
-            range=(12, 12, 12, 26),
-            fixed="""
-            import torch
-            class Double(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, x):
-                    return x * 2
-
-                @staticmethod
-                def backward(ctx, g):
-                    return g * 3
-
-            def run(x):
-                return Double.apply(x)
-            """,
-            applicability="unsafe",
         ),
     ]
 

@@ -93,21 +93,6 @@ class SavedTensorModifiedInPlace(Rule):
                     out, = ctx.saved_tensors
                     return g * out
             """, why="a buffer filled after it was saved"),
-        Valid("""
-            import torch
-            class ReLU(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, x):
-                    y = x.clone()
-                    ctx.save_for_backward(y)
-                    y.clamp_(min=0)
-                    return y
-
-                @staticmethod
-                def backward(ctx, g):
-                    y, = ctx.saved_tensors
-                    return g * (y > 0)
-            """, why="the saved tensor is the output: backward is meant to see its final value"),
     ]
     INVALID = [
         Invalid(

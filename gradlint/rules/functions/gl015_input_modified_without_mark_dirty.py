@@ -93,35 +93,6 @@ class InputModifiedWithoutMarkDirty(Rule):
                 def backward(ctx, g):
                     return g - g.mean(0), None, None
             """, why="a buffer: backward gives it no gradient"),
-        Valid("""
-            import torch
-            class Double(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, x):
-                    x = x.clone()
-                    x.mul_(2)
-                    return x
-
-                @staticmethod
-                def backward(ctx, g):
-                    return g * 2
-            """, why="a copy is modified"),
-        Valid("""
-            import torch
-            class Resize(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, tensor, sizes):
-                    ctx.input_sizes = tensor.size()
-                    if tensor.is_quantized:
-                        tensor.copy_(tensor)
-                        return tensor.contiguous().view(*sizes)
-                    return tensor.contiguous().view(*sizes)
-
-                @staticmethod
-                def backward(ctx, grad_output):
-                    return grad_output.contiguous().view(ctx.input_sizes), None
-            """, why="real-world (torch.autograd._functions.tensor.Resize): a self-copy changes "
-                     "no value"),
     ]
     INVALID = [
         Invalid(
@@ -161,31 +132,6 @@ class InputModifiedWithoutMarkDirty(Rule):
                     "ctx.mark_dirty(x): autograd does not know it changed (a leaf is silently "
                     "modified; an input another op saved makes backward raise \"modified by an "
                     "inplace operation\")",
-        ),
-        Invalid(
-            # real-world: fairscale 0.4.13 (from Megatron-LM) shifts the caller's logits in place
-            """
-            import torch
-            class _VocabParallelCrossEntropy(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, vocab_parallel_logits, target):
-                    logits_max = torch.max(vocab_parallel_logits, dim=-1)[0]
-                    vocab_parallel_logits.sub_(logits_max.unsqueeze(dim=-1))
-                    exp_logits = vocab_parallel_logits.exp()
-                    softmax = exp_logits / exp_logits.sum(dim=-1, keepdim=True)
-                    ctx.save_for_backward(softmax, target)
-                    return torch.log(exp_logits.sum(dim=-1)) - vocab_parallel_logits.gather(-1, target)
-
-                @staticmethod
-                def backward(ctx, grad_output):
-                    softmax, target = ctx.saved_tensors
-                    return softmax * grad_output.unsqueeze(-1), None
-            """,
-            message="forward modifies its input `vocab_parallel_logits` in place "
-                    "(`vocab_parallel_logits.sub_(logits_max.u…`) without "
-                    "ctx.mark_dirty(vocab_parallel_logits): autograd does not know it changed (a leaf "
-                    "is silently modified; an input another op saved makes backward raise \"modified "
-                    "by an inplace operation\")",
         ),
     ]
 

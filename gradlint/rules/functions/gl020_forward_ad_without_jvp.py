@@ -98,22 +98,6 @@ class ForwardAdWithoutJvp(Rule):
                     return g
             torch.autograd.gradcheck(Square.apply, (x,), check_forward_ad=True)
             """, why="a base class gradlint cannot see may define jvp"),
-        Valid("""
-            import torch
-            torch.autograd.gradcheck(torch.sin, (x,), check_forward_ad=True)
-            """, why="torch's own ops support forward AD"),
-        Valid("""
-            import torch
-            class Square(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, x):
-                    return x * x
-
-                @staticmethod
-                def backward(ctx, g):
-                    return g
-            torch.autograd.gradcheck(Square.apply, (x,), check_forward_ad=False)
-            """),
     ]
     INVALID = [
         Invalid(

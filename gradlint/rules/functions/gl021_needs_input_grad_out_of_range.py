@@ -81,19 +81,6 @@ class NeedsInputGradOutOfRange(Rule):
                 def backward(ctx, g):
                     return g if ctx.needs_input_grad[3] else None
             """, why="*args: the count is not known"),
-        Valid("""
-            import torch
-            class Linear(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, x, w, b=None):
-                    return x @ w.t()
-
-                @staticmethod
-                def backward(ctx, g):
-                    gx, gw = ctx.needs_input_grad[:2]
-                    x_needs, w_needs = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-                    return None, None, None
-            """),
     ]
     INVALID = [
         Invalid(

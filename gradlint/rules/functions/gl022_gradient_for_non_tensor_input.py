@@ -99,19 +99,6 @@ class GradientForNonTensorInput(Rule):
                     grad_alpha = None
                     return g * ctx.alpha, grad_alpha
             """),
-        Valid("""
-            import torch
-            class Mul(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, x, w: torch.Tensor):
-                    ctx.save_for_backward(x, w)
-                    return x * w
-
-                @staticmethod
-                def backward(ctx, g):
-                    x, w = ctx.saved_tensors
-                    return g * w, g * x
-            """),
     ]
     INVALID = [
         Invalid(

@@ -88,19 +88,6 @@ class DirtyInputNotReturned(Rule):
                 def backward(ctx, g, h):
                     return g, g + h
             """, why="`add_` returns the tensor it modified"),
-        Valid("""
-            import torch
-            class Helper(torch.autograd.Function):
-                @staticmethod
-                def forward(ctx, x):
-                    x.mul_(2)
-                    ctx.mark_dirty(x)
-                    return finish(x)
-
-                @staticmethod
-                def backward(ctx, g):
-                    return g * 2
-            """, why="`finish` may return x itself"),
     ]
     INVALID = [
         Invalid(

@@ -72,38 +72,6 @@ class RandomOpInCheckedFunction(Rule):
             import torch.nn.functional as F
             torch.autograd.gradcheck(lambda t: F.dropout(t, p=0.0), (x,))
             """),
-        Valid("""
-            import torch
-            def seeded(t):
-                torch.manual_seed(0)
-                return t * torch.rand_like(t)
-            torch.autograd.gradcheck(seeded, (x,))
-            """, why="measured: a seed inside makes every evaluation draw the same numbers"),
-        Valid("""
-            import torch
-            noise = torch.rand(3, dtype=torch.float64)
-            torch.autograd.gradcheck(lambda t: t * noise, (x,))
-            """, why="drawn once, outside the function"),
-        Valid("""
-            import torch
-            torch.autograd.gradcheck(lambda t: torch.nn.functional.rrelu(t), (x,))
-            """, why="rrelu is deterministic unless training=True"),
-        Valid("""
-            import torch
-            def f(t, noisy=False):
-                if noisy:
-                    t = t + torch.randn_like(t)
-                return t.exp()
-            torch.autograd.gradcheck(f, (x,))
-            """, why="under a condition that may not hold"),
-        Valid("""
-            import pytest
-            import torch
-            from torch.autograd.gradcheck import GradcheckError
-            def test_dropout_fails_gradcheck(x):
-                with pytest.raises(GradcheckError):
-                    torch.autograd.gradcheck(lambda t: torch.nn.functional.dropout(t, 0.5), (x,))
-            """, why="a test that expects the failure"),
     ]
     INVALID = [
         Invalid(

@@ -80,16 +80,6 @@ class LowPrecisionInCheckedFunction(Rule):
                 return t.exp()
             torch.autograd.gradcheck(f, (x,))
             """),
-        Valid("""
-            import torch
-            x = torch.randn(3, requires_grad=True)
-            torch.autograd.gradcheck(lambda t: t.float().exp(), (x,))
-            """, why="the input is float32 already (GL001's business)"),
-        Valid("""
-            import torch
-            x = torch.randn(3, dtype=torch.float64, requires_grad=True)
-            torch.autograd.gradcheck(lambda t: t.to(torch.float64).exp(), (x,))
-            """),
     ]
     INVALID = [
         Invalid(

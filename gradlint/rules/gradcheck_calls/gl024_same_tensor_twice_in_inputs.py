@@ -66,11 +66,6 @@ class SameTensorTwiceInInputs(Rule):
             w = torch.randn(3, dtype=torch.float64, requires_grad=True)
             torch.autograd.gradcheck(lambda a, b, c: a * b * c, (x, x, w))
             """, why="a constant repeated is harmless: it is not differentiated"),
-        Valid("""
-            import torch
-            def test(x):
-                torch.autograd.gradcheck(torch.mul, (x, x))
-            """, why="whether x requires grad is unknown"),
     ]
     INVALID = [
         Invalid(
