@@ -20,8 +20,8 @@ from ..runner import DEFAULT_LIMITS, WorkerClient, WorkerStartError, adopt_orpha
 
 if TYPE_CHECKING:  # imported where used: libcst's import would delay the worker's start
     from ..engine.linter import LintCache
-    from ..engine.runs import RunPlan
-    from ..engine.targets import Target
+    from ..runner.plans import RunPlan
+    from ..runner.targets import Target
 from ..runner.report import headline, mark, render_text, worker_advice
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -100,8 +100,8 @@ async def _plan_and_run(args, python: str, cwd: Path):
 def _plan_all(args, cwd: Path) -> tuple[list[RunPlan], set[str], list[tuple[str, str, str]]]:
     """(plans, targets named on the command line, (display, reason, kind) of those left out)."""
     from ..engine.linter import LintCache
-    from ..engine.runs import not_runnable, plan, runnable
-    from ..engine.targets import find_targets
+    from ..runner.plans import not_runnable, plan, runnable
+    from ..runner.targets import find_targets
 
     resolver = ConfigResolver(cwd)
     cache = LintCache()
@@ -186,7 +186,7 @@ def _read(path: Path) -> str:
 
 
 def _named_target(path: Path, symbol: str, cache: LintCache) -> Target:
-    from ..engine.targets import find_targets, symbol_target
+    from ..runner.targets import find_targets, symbol_target
 
     if not path.is_file():
         raise UsageError(f"`{path}::{symbol}` needs a file, not a directory")
@@ -264,7 +264,7 @@ class _Progress:
 
 async def _run_all(plans: list[RunPlan], client: WorkerClient, starting, args,
                    cwd: Path) -> list[tuple[dict, str]] | None:
-    from ..engine.runs import ResultCache, execute
+    from ..runner.plans import ResultCache, execute
 
     progress = _Progress(len(plans), sys.stderr.isatty() and args.format == "text")
     try:

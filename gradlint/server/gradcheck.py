@@ -20,8 +20,8 @@ from pygls.exceptions import JsonRpcException
 
 from ..analysis.source import SourceDecodeError
 from ..engine.files import read_bytes, resolves_inside
-from ..engine.runs import RunPlan, execute, plan
-from ..engine.targets import Target, find_targets
+from ..runner.plans import RunPlan, execute, plan
+from ..runner.targets import Target, find_targets
 from ..runner import WorkerClient
 from ..runner.report import headline, mark, render_markdown, seconds, worker_advice
 from . import convert

@@ -4,7 +4,7 @@ A ``GradlintFile`` collects the targets ``gradlint run`` would check in a file (
 Functions, torch.library custom ops, declared functions; gradcheck calls are the project's
 own tests already) as ``GradlintItem`` test items; one ``gradlint run`` leaves out (an
 abstract base Function, an op whose kernel needs a GPU) is skipped with the reason. An item plans its run like ``gradlint run`` does
-(gradlint/engine/runs.py: inputs from a gradcheck call in the project's tests, a
+(gradlint/runner/plans.py: inputs from a gradcheck call in the project's tests, a
 declaration, or synthesized) and runs that request in-process
 (gradlint/worker/inprocess.py). Items are ``pytest.Function`` items, so ``-k``, ``-x``,
 ``--lf``, markers, fixtures and xdist treat them like any test.
@@ -24,8 +24,8 @@ import pytest
 from ..analysis.source import SourceDecodeError, decode_source
 from ..engine.config import ConfigResolver
 from ..engine.linter import LintCache
-from ..engine.runs import plan
-from ..engine.targets import Target, find_targets
+from ..runner.plans import plan
+from ..runner.targets import Target, find_targets
 from .report import GradientReport
 
 _STATE = pytest.StashKey["_Session"]()

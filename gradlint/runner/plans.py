@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..analysis.source import SourceDecodeError
-from ..runner import make_request
-from .files import SKIPPED_DIRECTORIES, read_bytes, read_text, resolves_inside
-from .import_roots import import_spec
-from .linter import LintCache
+from ..engine.files import SKIPPED_DIRECTORIES, read_bytes, read_text, resolves_inside
+from ..engine.import_roots import import_spec
+from ..engine.linter import LintCache
+from .protocol import make_request
 from .targets import Target, find_targets
 
 MAX_TEST_FILES = 400
