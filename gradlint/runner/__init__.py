@@ -22,14 +22,12 @@ from .client import WorkerClient, WorkerInfo, WorkerStartError, adopt_orphans, k
 from .protocol import (
     DEFAULT_LIMITS,
     PROTOCOL_VERSION,
-    SCHEMA_ID,
-    SCHEMA_VERSION,
     VERDICTS,
     make_request,
     make_result,
     worker_path,
 )
-from .result import JUDGEMENTS, STATUSES, Judgement, RunResult, Status
+from .result import JUDGEMENTS, SCHEMA_ID, SCHEMA_VERSION, STATUSES, Judgement, RunResult, Status
 
 __all__ = [
     "DEFAULT_LIMITS",

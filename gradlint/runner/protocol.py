@@ -13,6 +13,9 @@ from typing import Any, Mapping, Sequence
 
 from .result import SCHEMA_ID, SCHEMA_VERSION, STATUSES, RunResult, Status
 
+__all__ = ["DEFAULT_LIMITS", "INPUT_KINDS", "PROTOCOL_VERSION", "SCHEMA_ID", "SCHEMA_VERSION", "STATUSES",
+           "TARGET_KINDS", "VERDICTS", "make_request", "make_result", "worker_path"]
+
 PROTOCOL_VERSION = 1
 VERDICTS = (
     "ok", "wrong_gradient", "non_differentiable_point", "input_mutated",

@@ -32,7 +32,7 @@ from .documents import Document, units
 from .payloads import plain
 
 if TYPE_CHECKING:
-    from .server import GradlintServer
+    from .language_server import GradlintServer
 
 log = logging.getLogger("gradlint.server")
 

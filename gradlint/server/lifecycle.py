@@ -31,7 +31,7 @@ from pygls.protocol.language_server import lsp_method
 from ..runner import adopt_orphans, kill_orphans
 
 if TYPE_CHECKING:
-    from .server import GradlintServer
+    from .language_server import GradlintServer
 
 log = logging.getLogger("gradlint.server")
 

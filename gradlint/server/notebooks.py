@@ -30,7 +30,7 @@ from .documents import Document, units
 from .linting import LintSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .server import GradlintServer
+    from .language_server import GradlintServer
 
 log = logging.getLogger("gradlint.server")
 
