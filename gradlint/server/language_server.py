@@ -97,7 +97,7 @@ class GradlintServer(LanguageServer):
         self.configs = ProjectConfigs(self._config_problem)
         self.debouncer = Debouncer()
         self.snapshots: dict[str, LintSnapshot] = {}
-        self._lint_tasks: set[asyncio.Task] = set()
+        self.lint_tasks: set[asyncio.Task] = set()  # lints in flight (the lifecycle waits for them)
         self.runs = None  # the gradcheck feature (gradlint.server.gradcheck), attached below
         self.notebooks: notebooks.Notebooks | None = None  # notebookDocument/* (attached below)
         self.workspace_diagnostics: Any = None  # workspace/diagnostic (attached below)
@@ -194,8 +194,8 @@ class GradlintServer(LanguageServer):
 
     def _start_lint(self, uri: str) -> None:
         task = asyncio.ensure_future(self.lint_and_publish(uri))
-        self._lint_tasks.add(task)
-        task.add_done_callback(self._lint_tasks.discard)
+        self.lint_tasks.add(task)
+        task.add_done_callback(self.lint_tasks.discard)
 
     async def configured(self) -> None:
         """Wait (briefly) until the client's settings have been fetched after `initialized`."""
@@ -229,7 +229,7 @@ class GradlintServer(LanguageServer):
         _, root = self.folder_of(document.uri)
         path = self.path_of(document.uri)
         options = self.configs.options(path, root, settings)
-        if path is not None and options.select and root and self._excluded(path, root):
+        if path is not None and options.select and root and self.excluded(path, root):
             return LintSnapshot(document.uri, document.version, ())
         version, text = document.version, document.text
         try:
@@ -247,7 +247,7 @@ class GradlintServer(LanguageServer):
             self.snapshots[document.uri] = snapshot
         return snapshot
 
-    def _excluded(self, path: Path, root: Path) -> bool:
+    def excluded(self, path: Path, root: Path) -> bool:
         return self.configs.config_for(path, root).is_excluded(path)
 
     async def lint_and_publish(self, uri: str) -> None:

@@ -137,7 +137,7 @@ class Lifecycle:
         server = self.server
         server.debouncer.cancel_all()
         cancel_requests(server.protocol)
-        for task in list(server._lint_tasks):
+        for task in list(server.lint_tasks):
             task.cancel()
         if server.runs is not None:
             try:
