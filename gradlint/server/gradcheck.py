@@ -287,10 +287,14 @@ class GradcheckRuns:
         settings = self.ls.settings_for(document.uri)
         token = await self._begin_progress(f"gradcheck {run_plan.display}")
         client = await self._worker(document, root)
-        prover = await self._prover(client, cache, provers)
-        task = asyncio.ensure_future(prover.prove(run_plan, lambda request: client.run(
-            request, timeout=settings.run_timeout,
-            on_progress=lambda message, pct: self._report_progress(token, message, pct))))
+
+        async def prove() -> Proof:
+            prover = await self._prover(client, cache, provers)  # starts the worker: cancellable too
+            return await prover.prove(run_plan, lambda request: client.run(
+                request, timeout=settings.run_timeout,
+                on_progress=lambda message, pct: self._report_progress(token, message, pct)))
+
+        task = asyncio.ensure_future(prove())
         self.running[run_plan.key] = task
         user_cancel = asyncio.Event()
         if token is not None:
@@ -330,7 +334,8 @@ class GradcheckRuns:
 
     @staticmethod
     async def _prover(client: WorkerClient, cache: ResultCache, provers: dict[str, Prover]) -> Prover:
-        """The prover for the worker's environment (None when it cannot start: its runs say why)."""
+        """The prover for the worker's environment; one without a cache when the worker
+        cannot start (its runs then say why)."""
         try:
             info = await client.start()
         except WorkerStartError:
