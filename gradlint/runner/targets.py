@@ -26,8 +26,8 @@ from ..analysis.names import BindingKind, dotted_name
 from ..analysis.parametrize import parametrize_cases
 from ..analysis.scopes import Scope
 from ..analysis.test_context import expects_exception
-from .blocks import ParsedBlock
-from .linter import AUTO, LintCache, ModuleView, view_module
+from ..engine.blocks import ParsedBlock
+from ..engine.linter import AUTO, LintCache, ModuleView, view_module
 
 @dataclass(frozen=True)
 class Target:

@@ -4,8 +4,8 @@ Inputs come, in this order, from: (1) an existing gradcheck call that uses the s
 in the same file or in the project's tests (a parametrized test is called with its
 cases); (2) a `# gradlint: inputs=...` declaration; (3) synthesis from the signature (in
 the worker). A plan keeps them all: when one cannot give inputs (the call is never
-reached, its test module cannot be imported), ``execute`` falls back to the next. No
-torch here: requests are plain data.
+reached, its test module cannot be imported), ``execute`` (execute.py) falls back to the
+next. No torch here: requests are plain data.
 """
 
 from __future__ import annotations
@@ -16,22 +16,20 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from ..analysis.source import SourceDecodeError
-from ..runner import make_request
-from .files import SKIPPED_DIRECTORIES, read_bytes, read_text, resolves_inside
-from .import_roots import import_spec
-from .linter import LintCache
+from ..engine.files import SKIPPED_DIRECTORIES, read_bytes, read_text, resolves_inside
+from ..engine.import_roots import import_spec
+from ..engine.linter import LintCache
+from .protocol import make_request
 from .targets import Target, find_targets
 
 MAX_TEST_FILES = 400
 MAX_CALL_SITES = 3  # call sites tried for one Function before declarations and synthesis
-# phases in which a call-site route fails before it reaches the call: try the next source
-_ROUTE_PHASES = ("import", "setup", "enclosing", "inputs")
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunPlan:
     target: Target  # what the user asked for
     path: Path  # the file that defines it
@@ -174,35 +172,6 @@ def _symbol_routes(target: Target, path: Path, text: str, root: Path, cache: Lin
     return routes
 
 
-def falls_through(result: dict) -> bool:
-    """Did this input source fail to give inputs (so that the next one should be tried)?"""
-    if result.get("status") == "no_inputs":
-        return True
-    exception = result.get("exception") or {}
-    return result.get("status") == "error" and result.get("verdict") in ("exception", "missing_dependency") \
-        and exception.get("phase") in _ROUTE_PHASES
-
-
-async def execute(run_plan: RunPlan, run) -> tuple[dict, str]:
-    """Run a plan's input sources in order until one gives inputs: (result, its source).
-
-    ``run(request)`` is an awaitable that returns a worker result.
-    """
-    routes = [(run_plan.request, run_plan.inputs_source), *run_plan.fallbacks]
-    tried: list[str] = []
-    for index, (request, source) in enumerate(routes):
-        result = await run(request)
-        if index + 1 == len(routes) or not falls_through(result) or result.get("status") == "cancelled":
-            if tried:
-                result.setdefault("notes", []).extend(tried)
-            caller = (result.get("synthesis") or {}).get("caller")
-            if caller:  # the worker took them from the package's own code that calls the target
-                source = f"captured from {caller}, which calls it"
-            return result, source
-        tried.append(f"inputs {source}: {result.get('summary') or result.get('status')}; tried the next source")
-    raise AssertionError("unreachable")
-
-
 def _relative(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
@@ -220,36 +189,3 @@ def runnable(targets: Iterable[Target]) -> list[Target]:
 def not_runnable(targets: Iterable[Target]) -> list[Target]:
     """Importable targets left out of "run everything", each with its ``skip`` reason."""
     return [t for t in targets if t.importable and t.skip is not None]
-
-
-class ResultCache:
-    """Results by plan key and environment (interpreter + torch version), on disk."""
-
-    def __init__(self, directory: Path | None):
-        self.directory = directory
-
-    def _file(self, key: str, environment: str) -> Path | None:
-        if self.directory is None:
-            return None
-        digest = hashlib.sha256(f"{key}:{environment}".encode()).hexdigest()[:32]
-        return self.directory / f"{digest}.json"
-
-    def get(self, key: str, environment: str) -> dict[str, Any] | None:
-        file = self._file(key, environment)
-        if file is None or not file.is_file():
-            return None
-        try:
-            return json.loads(file.read_text())
-        except (OSError, ValueError):
-            return None
-
-    def put(self, key: str, environment: str, result: dict[str, Any]) -> None:
-        file = self._file(key, environment)
-        if file is None or result.get("status") in ("cancelled", "timeout", "crash"):
-            return
-        try:
-            file.parent.mkdir(parents=True, exist_ok=True)
-            (file.parent / ".gitignore").write_text("*\n")
-            file.write_text(json.dumps(result))
-        except OSError:
-            pass
