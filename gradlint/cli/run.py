@@ -16,6 +16,7 @@ from ..engine.files import UsageError, discover, read_text, resolves_inside
 from ..engine.reading import is_notebook
 from ..runner import DEFAULT_LIMITS, WorkerClient, WorkerStartError, adopt_orphans, kill_orphans
 
+from ..runner.duplicates import repeats
 from ..runner.report import headline, mark, render_text, worker_advice
 
 if TYPE_CHECKING:  # imported where used: libcst's import would delay the worker's start
@@ -282,21 +283,27 @@ def _report(proofs: list[Proof], named: set[str], skipped: list[tuple[str, str, 
     counts = {"passed": 0, "failed": 0, "warnings": 0, "inconclusive": 0, "skipped": len(skipped)}
     for proof in proofs:
         counts[_counted_as(proof, named)] += 1
+    repeated = repeats(proofs)  # one report per bug: a test's call that fails on a Function reported above
     if args.format == "json":
         rows = [proof.to_json() for proof in proofs]
+        for index, first in repeated.items():
+            rows[index]["repeats"] = proofs[first].plan.display
         rows += [{"target": display, "kind": kind, "skipped": reason, "result": None}
                  for display, reason, kind in skipped]
         print(json.dumps(rows, indent=2))
     else:
         relative = lambda p: _relative(Path(p), cwd) if p else p  # noqa: E731
         later = []
-        for proof in proofs:
+        for index, proof in enumerate(proofs):
             result, display = proof.result, proof.plan.display
             if result.passed:
                 took = result.timings.get("total_s")
                 cached = " (cached)" if proof.cached else ""
                 print(f"{mark(result)} {display}{cached}"
-                      f"{f'  {took:.2f} s' if isinstance(took, (int, float)) else ''}")
+                      f"{f'  {took:.2f} s' if isinstance(took, (int, float)) else ''}{_checked(result)}")
+            elif index in repeated:
+                print(f"{mark(result)} {display}: the same failure as {proofs[repeated[index]].plan.display} "
+                      f"(reported above)")
             elif result.undecided and display not in named:
                 later.append(f"{mark(result)} {display}: {headline(result)}")
             else:
@@ -312,6 +319,13 @@ def _report(proofs: list[Proof], named: set[str], skipped: list[tuple[str, str, 
         print(f"\n{', '.join(parts)}.")
     failed = counts["failed"] + (counts["warnings"] + counts["inconclusive"] if args.strict else 0)
     return EXIT_CLEAN if args.exit_zero or failed == 0 else EXIT_FINDINGS
+
+
+def _checked(result) -> str:
+    """What a ✓ compared, from its summary: "  (x, w → output 0)"."""
+    text = headline(result)
+    start = text.find("(")
+    return f"  {text[start:]}" if text.startswith("gradients match") and start > 0 else ""
 
 
 def _counted_as(proof: Proof, named: set[str]) -> str:

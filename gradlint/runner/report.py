@@ -77,6 +77,14 @@ def _where(result: RunResult, relative) -> str | None:
     return f"{relative(location['file'])}:{location.get('line')}{function}"
 
 
+def _unsaid(message: str | None, said: str) -> str | None:
+    """``message`` without its first line when the summary already says it (torch's sentence once)."""
+    if not message:
+        return message
+    first, _, rest = message.partition("\n")
+    return rest.strip() or None if first.strip() and first.strip() in said else message
+
+
 def render_text(result: RunResult, name: str, relative=lambda p: p,
                 source: str | None = None) -> str:
     """A few lines for a terminal: the outcome, where, why, inputs, worst elements."""
@@ -84,8 +92,9 @@ def render_text(result: RunResult, name: str, relative=lambda p: p,
     where = _where(result, relative)
     if where and not result.passed:
         lines.append(f"    at {where}")
-    if result.message and not result.passed:
-        lines.append(f"    {result.message}")
+    message = _unsaid(result.message, headline(result))
+    if message and not result.passed:
+        lines.append(f"    {message}")
     if source:
         lines.append(f"    inputs: {source}")
     for line in _inputs_line(result.inputs):
@@ -100,8 +109,13 @@ def render_text(result: RunResult, name: str, relative=lambda p: p,
                          f"{_number(row.get('numerical')):>12} {_number(row.get('analytical')):>12} "
                          f"{_number(row.get('abs_error'), 3):>10}")
     exception = result.exception
+    said = headline(result) + " " + (result.message or "")
+    if exception and str(exception.get("message") or "").splitlines()[:1] and \
+            str(exception.get("message")).splitlines()[0] in said:
+        exception = None if not exception.get("traceback") else dict(exception, message=None)
     if exception:
-        lines.append(f"    {exception.get('type')}: {exception.get('message')}")
+        if exception.get("message") is not None:  # torch's sentence once: not when the summary says it
+            lines.append(f"    {exception.get('type')}: {exception.get('message')}")
         for frame in (exception.get("traceback") or [])[-3:]:
             lines.append(f"      {relative(frame.get('file'))}:{frame.get('line')} in {frame.get('function')}: "
                          f"{(frame.get('code') or '').strip()}")

@@ -338,6 +338,7 @@ class Loader(object):
         t["line_reached"] = self.captured["line"]
         if loaded.fclass is not None:
             t["function_class"] = loaded.fclass.__qualname__
+            t["function_file"] = _source_file(loaded.fclass)  # the one report per bug: which Function
         return loaded
 
     def _check_subject(self, loaded):
@@ -447,6 +448,14 @@ class Loader(object):
             raise Outcome("error", "bad_request", "✗ the inputs expression is not valid Python: %s" % e.msg)
         except Exception as e:
             raise self.reporter.user_exception(e, "inputs", "the inputs expression")
+
+
+def _source_file(obj):
+    try:
+        path = inspect.getsourcefile(obj)
+    except (TypeError, OSError):
+        return None
+    return realpath(path) if path else None
 
 
 def _short_repr(value):
