@@ -84,7 +84,9 @@ TUNE: dict[str, list[dict]] = {
               "lambda a, y: torch.linalg.pinv(a.to_dense().T) @ y))((torch.randn(6, 3, dtype=%s)"
               ".masked_fill(torch.rand(6, 3) < 0.3, 0.0) + torch.eye(6, 3, dtype=%s)).to_sparse_coo().coalesce())"
               % (D, D),
-        "why": "docstring: a tall full-rank A, exact dense least squares as the solvers",
+        "options": {"nondet_tol": 1e-9},
+        "why": "docstring: a tall full-rank A, exact dense least squares as the solvers (lstsq's two backward "
+               "passes can differ in the last bits: nondet_tol)",
     }],
     "src/brevitas/ops/autograd_ste_ops.py::AbsBinarySignGradFn": [{
         "inputs": "(torch.randn(3, 4, dtype=%s),)" % D,

@@ -150,8 +150,19 @@ def check_nondeterminism(subject, result):
         return {"status": "skipped", "message": "no output requires grad"}
     gen = torch.Generator().manual_seed(subject.opts["seed"] + 7)
     gos = grad_outputs_for(douts, gen)
+    before = [g.clone() for g in gos]
     targets = [inputs[j] for j in subject.grad_pos]
     g1 = torch.autograd.grad(douts, targets, gos, retain_graph=True, allow_unused=True)
+    changed = [k for k, (g, b) in enumerate(zip(gos, before)) if g.shape != b.shape or not torch.equal(g, b)]
+    if changed:
+        summary = ("✗ backward modifies its incoming gradient (grad_output of output %d) in place" % changed[0])
+        msg = ("backward wrote into the gradient it was given (resize_/copy_/mul_ on grad_output): autograd "
+               "may pass the same tensor to other nodes, and gradcheck's own bookkeeping breaks. Compute the "
+               "result in a new tensor (grad_output * ... instead of grad_output.mul_(...)).")
+        return {"status": "fail", "verdict": "grad_output_mutated", "message": summary,
+                "details": {"outputs": changed},
+                "_outcome": Outcome("fail", "grad_output_mutated", summary, msg,
+                                    location=subject.reporter.location_for("backward"))}
     g2 = torch.autograd.grad(douts, targets, gos, retain_graph=True, allow_unused=True)
     worst = 0.0
     where = None

@@ -23,7 +23,7 @@ from .loading import Loader
 from .outcome import Outcome, Reporter, is_users
 from .protocol import CALL_SITE_OPTIONS, DEFAULT_OPTIONS, base_result
 from .subject import prepare
-from .inputs.synthesis import STRUCTURED, Recipe, shape_strategies, synthesize
+from .inputs.synthesis import shape_strategies, synthesize
 from .tensors import as_tuple, max_abs_diff
 from .text import exc_text, first_line
 from .userframes import user_roots
@@ -62,6 +62,7 @@ _FORWARD_CHECKS = ("forward", "input_mutation", "random_op", "nondeterminism")
 # checks that need only forward to work: a failing gradcheck does not skip them, nor do they skip others
 _FORWARD_ONLY = ("forward_ad", "opcheck", "vmap", "jacrev")
 _DOMAIN_NAMES = {"spd": "symmetric positive definite", "symmetric": "symmetric", "tril": "lower-triangular",
+                 "triu": "upper-triangular",
                  "by_name": "structured (by parameter name: Cholesky factors lower-triangular, covariances "
                             "positive definite, other square matrices symmetric)"}
 
@@ -270,7 +271,7 @@ class Job(object):
                           self.reporter, synth=synth, grad_outputs=loaded.grad_outputs, notes=self.result["notes"])
         subject.on_failure = self.provisional
         if self.structure:
-            explore.keep_structure(subject, self.structure)
+            explore.keep_structure(subject, *self.structure)
         subject.captured = loader.captured
         subject.raw = loaded.raw_inputs
         subject.op = loaded.op
@@ -385,15 +386,14 @@ class Job(object):
         square = any(len(s) >= 2 and s[-1] == s[-2] for s in self.recipe.shapes)
         if not square:
             return subject
-        for domain in STRUCTURED:
-            recipe = self.recipe.with_domain(domain)
+        for domain, recipe in explore.structured_recipes(self.recipe):
             try:
                 trial = self.prepare_subject(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
             except Outcome:
                 continue
             if subject.reseeded:
                 trial.reseed()
-            structured = explore.keep_structure(trial, domain)
+            structured = explore.keep_structure(trial, domain, recipe.only)
             self.run_check("forward", trial, record=False)
             if self.run_check("gradcheck", trial, record=False)["status"] != "pass":
                 continue
@@ -404,7 +404,7 @@ class Job(object):
                     " (%s)" % structured if structured else ""))
             self.recipe = recipe
             self.checks = []
-            self.structure = domain
+            self.structure = (domain, recipe.only)
             subject = self.prepare_subject(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
             if self.result.get("synthesis"):
                 self.result["synthesis"]["domain"] = domain
@@ -500,7 +500,7 @@ class Job(object):
                             self.reporter, grad_outputs=drawn.grad_outputs)
             other.captured = subject.captured
             if self.structure:
-                explore.keep_structure(other, self.structure)
+                explore.keep_structure(other, *self.structure)
             if subject.reseeded:
                 other.reseed()
             self.run_check("forward", other, record=False)

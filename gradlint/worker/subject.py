@@ -5,6 +5,8 @@ promoted to float64/complex128 copies (gradcheck needs double precision); the
 ``as_written`` check re-runs a call site with the original dtypes.
 """
 
+import copy
+
 import torch
 
 from .outcome import Outcome
@@ -33,10 +35,12 @@ class Subject(object):
         self.out_names = []
 
     def fresh(self):
+        """Fresh copies of the inputs: tensors cloned, and containers (an options dict forward
+        pops from, a list it appends to) copied, so no call sees what another one changed."""
         return tuple(
             v.detach().clone().requires_grad_(v.requires_grad)
             if is_tensor(v) and (v.is_floating_point() or v.is_complex()) else
-            (v.clone() if is_tensor(v) else v)
+            (v.clone() if is_tensor(v) else (copy.copy(v) if isinstance(v, (dict, list, set)) else v))
             for v in self.base
         )
 

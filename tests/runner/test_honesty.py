@@ -82,8 +82,8 @@ async def test_a_gradcheck_that_never_ran_is_inconclusive_never_a_tick(monkeypat
     x = torch.randn(3, dtype=torch.float64, requires_grad=True)
     report = gradlint.check_gradients(Square.apply, x)
     result = report.result
-    assert (result["status"], result["verdict"]) == ("inconclusive", "not_checked"), result["summary"]
-    assert result["summary"].startswith("⚠ inconclusive: gradcheck did not run: gradlint could not run this check")
+    assert (result.status, result.verdict) == ("inconclusive", "not_checked"), result.summary
+    assert result.summary.startswith("⚠ inconclusive: gradcheck did not run: gradlint could not run this check")
 
 
 # --- 2. inputs that fit -----------------------------------------------------------------------
@@ -137,6 +137,15 @@ async def test_each_mode_the_code_names_is_checked(client):
     assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
     assert r["summary"].startswith("✗ in mode reduction='mean': "), r["summary"]
     assert [m["mode"] for m in r["modes"]][:2] == [{"reduction": "'sum'"}, {"reduction": "'mean'"}]
+
+
+async def test_a_mode_gets_inputs_of_its_own_structure(client):
+    # upper=False needs a lower-triangular A (the structured retry finds it), upper=True an upper one
+    r = await run(client, "TriangularSolve")
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert [m["mode"] for m in r["modes"]] == [{"upper": "False"}, {"upper": "True"}]
+    assert check(r, "gradcheck (mode upper=True)")["details"]["structure"] == "triu"
+    assert "modes upper=False, upper=True" in r["summary"], r["summary"]
 
 
 # --- 4. draws that find bugs -------------------------------------------------------------------
@@ -199,3 +208,9 @@ async def test_a_gradient_count_error_names_the_input_without_a_gradient(client)
     assert r["summary"].startswith("✗ backward returns 1 gradient but forward takes 2 inputs: no gradient for `w`"), \
         r["summary"]
     assert r["location"]["reason"] in ("backward", "raised here")
+
+
+async def test_a_backward_that_writes_into_its_gradient_is_named(client):
+    r = await run(client, "OverwritesGrad")
+    assert (r["status"], r["verdict"]) == ("fail", "grad_output_mutated"), r["summary"]
+    assert r["summary"] == "✗ backward modifies its incoming gradient (grad_output of output 0) in place"

@@ -27,7 +27,7 @@ MAX_ATTEMPTS = 240
 MAX_SECONDS = 20.0
 DOMAINS = ("signed", "small", "positive", "unit", "simplex", "unit_norm", "spd")
 # when gradcheck fails on general square matrices: inputs the backward may assume
-STRUCTURED = ("by_name", "spd", "symmetric", "tril")
+STRUCTURED = ("by_name", "spd", "symmetric", "tril", "triu")
 _TRIANGULAR_NAMES = ("chol", "cholesky", "tril", "scale_tril", "l", "lower", "root")
 _SPD_NAMES = ("cov", "covar", "covariance", "precision", "gram", "kernel", "k", "sigma", "hessian", "spd")
 
@@ -42,6 +42,8 @@ def structure_by_name(name):
     if parts & set(_SPD_NAMES) or "covar" in low:
         return "spd"
     return "symmetric"
+
+
 _DOMAIN_WORDS = ("positive", "domain", "cholesky", "singular", "invertible", "nan", "inf", "invalid value",
                  "linalg", "negative", "must be >", "must be non", "out of bounds", "sqrt", "log")
 # exceptions no input can avoid: a bug in the code, not a bad guess of inputs
@@ -122,11 +124,12 @@ def domain_values(shape, gen, domain):
         return p / p.sum(dim=-1, keepdim=True) if len(shape) else p
     if domain == "unit_norm":
         return v / v.norm(dim=-1, keepdim=True) if len(shape) else v.sign()
-    if domain in ("symmetric", "tril"):
+    if domain in ("symmetric", "tril", "triu"):
         if len(shape) >= 2 and shape[-1] == shape[-2]:
             if domain == "symmetric":
                 return (v + v.transpose(-1, -2)) / 2
-            return torch.tril(v, -1) + torch.diag_embed(v.diagonal(dim1=-2, dim2=-1).abs() + 1.0)
+            diagonal = torch.diag_embed(v.diagonal(dim1=-2, dim2=-1).abs() + 1.0)
+            return (torch.tril(v, -1) if domain == "tril" else torch.triu(v, 1)) + diagonal
         return v
     if domain == "spd":
         if len(shape) >= 2 and shape[-1] == shape[-2]:
@@ -150,21 +153,35 @@ class Recipe(object):
         self.index_variant = index_variant
         self.constraints = constraints or {}
         self.constants = set()  # tensors forward refuses with requires_grad (backward returns None for them)
+        self.only = None  # names the domain applies to (None: every differentiated tensor)
 
     def _copy(self, shapes, domain):
         recipe = Recipe(self.params, self.values, shapes, domain, self.index_variant, self.constraints)
         recipe.constants = set(self.constants)
+        recipe.only = self.only
         return recipe
 
-    def with_domain(self, domain):
-        return self._copy(self.shapes, domain)
+    def with_domain(self, domain, only=None):
+        recipe = self._copy(self.shapes, domain)
+        recipe.only = only
+        return recipe
+
+    def square_names(self):
+        """The tensor parameters the recipe makes square matrices (in order)."""
+        names, shapes = [], iter(self.shapes)
+        for p in self.params:
+            if p.kind == P.TENSOR:
+                shape = next(shapes, ())
+                if len(shape) >= 2 and shape[-1] == shape[-2] and shape[-1] > 1:
+                    names.append(p.name)
+        return names
 
     def with_shapes(self, shapes, domain=None):
         return self._copy(shapes, domain or self.domain)
 
     def _tensor(self, p, shape, gen):
         c = self.constraints.get(p.name)
-        domain = self.domain if p.requires_grad else "signed"
+        domain = self.domain if p.requires_grad and (self.only is None or p.name in self.only) else "signed"
         if c is not None and c.domain is not None and domain in ("signed", "small", "by_name"):
             domain = c.domain  # the code's own range for this input first
         if domain == "by_name":

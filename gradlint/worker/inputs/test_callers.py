@@ -30,7 +30,9 @@ TEST_SECONDS = 10.0  # one test call, until it reaches the target
 
 
 def test_files(root, names):
-    """Test files under ``root`` (and its parent for a ``src`` layout) that mention one of ``names``."""
+    """Test files under ``root`` (and its parent for a ``src`` layout) that mention one of ``names``,
+    the most relevant first: those naming the target itself (``names[0]``), then those calling its
+    callers most often."""
     bases = [root] + ([os.path.dirname(root)] if os.path.basename(root) == "src" else [])
     found, scanned = [], 0
     for base in bases:
@@ -40,17 +42,29 @@ def test_files(root, names):
                 if not n.endswith(".py") or n == "conftest.py" or not is_test_file(n):
                     continue
                 scanned += 1
-                if scanned > MAX_FILES_SCANNED or len(found) >= MAX_TEST_FILES:
-                    return found
+                if scanned > MAX_FILES_SCANNED:
+                    break
                 path = os.path.join(d, n)
                 try:
                     with open(path, encoding="utf-8") as fh:
                         text = fh.read()
                 except (OSError, UnicodeDecodeError):
                     continue
-                if any(name in text for name in names):
-                    found.append((path, text))
-    return found
+                score = _relevance(text, names)
+                if score:
+                    found.append((score, len(found), path, text))
+    found.sort(key=lambda f: (-f[0], f[1]))
+    return [(path, text) for _score, _order, path, text in found[:MAX_TEST_FILES]]
+
+
+def _relevance(text, names):
+    """How much a test file is about the target: naming it outweighs any number of calls of its
+    callers (``solve(`` in a file about linear operators)."""
+    if not names or not any(name in text for name in names):
+        return 0
+    direct = text.count(names[0])
+    calls = sum(text.count(name + "(") for name in names[1:])
+    return 1000 * direct + min(calls, 999) + 1
 
 
 def _import(path):
