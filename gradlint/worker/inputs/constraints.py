@@ -7,7 +7,7 @@ forward passes the tensor to, and the module's wrappers that call ``Cls.apply`` 
 names mapped to the target's parameters) are read for:
 
 - **shapes**: ``assert x.ndim == 2``, ``if A.dim() != 2: raise``, ``assert x.shape[-1] == 3``,
-  ``B, T = x.shape``, indexing ``x[..., 0]``/``x[..., 1]`` (a last dim of at least 2), and the
+  ``B, T = x.shape``, ``x.view(-1, 3)``, indexing ``x[..., 0]``/``x[..., 1]`` (a last dim of 2), and the
   docstrings' shapes (``x : (N,) or (D, N)``, ``D : Tensor, shape=[b, m, n]``, ``- a: (B, T, order)``),
   whose named sizes are shared between inputs (``B`` is one size everywhere);
 - **layouts**: ``x.layout``, ``x.is_sparse``, ``x.indices()``, ``x.coalesce()`` (COO),
@@ -219,6 +219,14 @@ class _Reader(ast.NodeVisitor):
             if lo is not None and hi is not None and lo < hi:
                 _say(self.found, target, "inside [%g, %g] (clamp, %s)" % (lo, hi, self.where)).domain = \
                     ("range", lo, hi)
+        elif name in ("view", "reshape") and method_of and len(node.args) >= 2:
+            sizes = [_int(a) for a in node.args]
+            if sizes[0] == -1 and all(k is not None and k > 0 for k in sizes[1:]):
+                # x.view(-1, 3): rows of 3 (a point, a triple); x.view(-1, 2, 2): 2×2 blocks
+                c = _say(self.found, method_of, "trailing dims %s (%s.%s(-1, %s), %s)" % (
+                    tuple(sizes[1:]), method_of, name, ", ".join(str(k) for k in sizes[1:]), self.where))
+                for back, k in enumerate(reversed(sizes[1:])):
+                    c.dims.setdefault(-1 - back, k)
         elif name == "searchsorted" and node.args:
             grid = self._name(node.args[0])
             if grid:

@@ -1,0 +1,123 @@
+"""worker/inputs/constraints.py: what the code says its tensors look like, read before synthesis."""
+import importlib.util
+import sys
+import textwrap
+
+import pytest
+
+from gradlint.worker.inputs import constraints
+
+SOURCE = textwrap.dedent('''
+    import torch
+    from torch.autograd import Function
+
+
+    class Interp(Function):
+        @staticmethod
+        def forward(ctx, x, xp, fp):
+            """
+            x : (D, P) query points
+            xp : (D, N) grid
+            fp : (D, N) values
+            """
+            i = torch.searchsorted(xp.contiguous(), x.contiguous())
+            return fp.gather(-1, i.clamp(max=fp.shape[-1] - 1))
+
+
+    class Lpc(Function):
+        @staticmethod
+        def forward(ctx, x, A, zi):
+            B, T = x.shape
+            return x
+
+
+    def lpc(x, a, zi):
+        """Filter.
+
+        Shape:
+            - x: (B, T)
+            - a: (B, T, order)
+            - zi: (B, order)
+        """
+        assert x.ndim == 2
+        return Lpc.apply(x, a, zi)
+
+
+    class Points(Function):
+        @staticmethod
+        def forward(ctx, p, q, w):
+            if p.dim() != 2:
+                raise ValueError("p must be 2-D")
+            pairs = q[..., 0] + q[..., 1]
+            return p.view(-1, 3).sum(-1) + torch.log(w).sum() + torch.acos(pairs).sum()
+
+
+    class Solve(Function):
+        @staticmethod
+        def forward(ctx, A, b):
+            if A.layout != torch.sparse_csr:
+                raise ValueError("A must be CSR")
+            return A @ b
+
+        @staticmethod
+        def backward(ctx, g):
+            A, b = ctx.saved_tensors
+            return A.col_indices(), None
+
+
+    class Clamped(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clamp(0.0, 1.0)
+''')
+
+
+@pytest.fixture(scope="module")
+def module(tmp_path_factory):
+    path = tmp_path_factory.mktemp("constraints") / "constraint_cases.py"
+    path.write_text(SOURCE)
+    spec = importlib.util.spec_from_file_location("constraint_cases", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["constraint_cases"] = mod
+    spec.loader.exec_module(mod)
+    yield mod
+    sys.modules.pop("constraint_cases", None)
+
+
+def infer(cls, names):
+    return constraints.infer(cls.apply, cls, names)
+
+
+def test_a_grid_searchsorted_reads_is_sorted_and_docstring_shapes_share_sizes(module):
+    found = infer(module.Interp, ["x", "xp", "fp"])
+    assert found["xp"].domain == "sorted"
+    shapes = constraints.shapes_for(["x", "xp", "fp"], found)
+    assert shapes[0][0] == shapes[1][0] == shapes[2][0]  # D is one size
+    assert shapes[1] == shapes[2] and shapes[0][1] != shapes[1][1]  # N shared, P another
+
+
+def test_a_wrappers_docstring_and_asserts_speak_for_the_function(module):
+    found = infer(module.Lpc, ["x", "A", "zi"])
+    assert found["x"].ndim == 2
+    x, a, zi = constraints.shapes_for(["x", "A", "zi"], found)
+    assert len(x) == 2 and len(a) == 3 and len(zi) == 2
+    assert a[:2] == x and zi[0] == x[0] and zi[1] == a[2]  # (B, T), (B, T, order), (B, order)
+
+
+def test_ranks_views_pairs_and_value_ranges(module):
+    found = infer(module.Points, ["p", "q", "w"])
+    assert found["p"].ndim == 2 and found["p"].dims[-1] == 3
+    assert found["q"].min_last == 2
+    assert found["w"].domain == "positive"
+    p, q, w = constraints.shapes_for(["p", "q", "w"], found)
+    assert len(p) == 2 and p[-1] == 3 and q[-1] == 2
+
+
+def test_layouts_from_forward_and_backward(module):
+    found = infer(module.Solve, ["A", "b"])
+    assert found["A"].layouts[0] == "csr"
+    assert "b" not in found
+
+
+def test_clamp_bounds_are_a_range(module):
+    assert infer(module.Clamped, ["x"])["x"].domain == ("range", 0.0, 1.0)
