@@ -338,7 +338,7 @@ def _empty_proof(item: dict) -> bool:
         return True
     if proof is None:
         return False
-    return bool(proof.get("unchecked")) or not proof.get("inputs")
+    return not proof.get("inputs")  # no input some output moved with: nothing compared but zeros
 
 
 def summarise_labelled(rows: list[dict]) -> dict:
@@ -359,6 +359,8 @@ def summarise_labelled(rows: list[dict]) -> dict:
         "by_design": sum(1 for f in designed if f["outcome"] in ("pass", "warning")),
         "empty_proof": sum(1 for item in functions + confirmed + calls if _empty_proof(item)),
     }
+    with_unchecked = [f["target"] for f in correct if f["outcome"] in ("pass", "warning")
+                      and (f.get("proof") or {}).get("unchecked")]
     return {
         "functions": len(functions), "correct": len(correct), "by_design": len(designed),
         "unlabelled": len(unlabelled), "function_outcomes": dict(oc),
@@ -374,6 +376,7 @@ def summarise_labelled(rows: list[dict]) -> dict:
         "by_operator": {op: [sum(1 for m in confirmed if m["mutation"] == op and _caught(m)),
                              sum(1 for m in confirmed if m["mutation"] == op)] for op in MUTATIONS},
         "false_ticks": false_ticks,
+        "proved_with_unchecked_inputs": with_unchecked,
     }
 
 

@@ -91,13 +91,16 @@ def more_inputs(job, subject, loader, loaded):
             keep_structure(other, *job.structure)
         if subject.reseeded:
             other.reseed()
-        if job.run_check("forward", other, record=False)["status"] != "pass":
+        if job.run_check("forward", other, record=False)["status"] != "pass" or not _finite_outputs(other):
             continue
         moved = responses(other)
         if not any(moved.get(name) for name in proof["zero"]):
             continue  # these inputs do not show it either
         rec = job.run_check("gradcheck", other, label="gradcheck (other inputs %d)" % (k + 1))
         rec["details"]["draw"] = {"seed": job.opts["seed"] + 10 + k, "inputs": other.infos}
+        if rec["status"] == "fail" and not decisive(rec):
+            _undecided(job, rec, "on other inputs (%s)" % kind)
+            continue
         if rec["status"] != "pass" or not is_first_order(rec["name"]):
             return
     proof = gather(job.checks, grad_names, [])
