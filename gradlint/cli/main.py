@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -22,6 +23,7 @@ from ..engine.files import (FileOptions, FileReport, Resolved, UsageError, disco
 from ..engine.fixes import fixes_apply
 from ..engine.reading import is_notebook
 from ..findings import Finding
+from . import baseline as baseline_cli
 from . import output
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -97,6 +99,14 @@ def build_parser(with_run: bool = True) -> argparse.ArgumentParser:
                        help="where to keep the cache (default: .gradlint_cache/ in the project "
                             "root, or $GRADLINT_CACHE_DIR)")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    check.add_argument("--write-baseline", action="store_true",
+                       help="record the current findings in the baseline (gradlint-baseline.json at "
+                            "the project root, or `baseline` in [tool.gradlint]); later runs report "
+                            "only findings not in it; fixed entries are dropped")
+    check.add_argument("--baseline", type=Path, metavar="FILE",
+                       help="the baseline file to use (and write) instead of the configured one")
+    check.add_argument("--no-baseline", action="store_true",
+                       help="report every finding, also those in the baseline")
 
     clean_command = commands.add_parser("clean", help="remove the cache of findings")
     clean_command.add_argument("--cache-dir", type=Path, metavar="DIR",
@@ -188,6 +198,10 @@ def _check(args: argparse.Namespace) -> int:
                          and "NO_COLOR" not in os.environ)
 
     stdin_mode = args.stdin_filename is not None or args.paths == ["-"]
+    if args.write_baseline and (args.no_baseline or args.diff or stdin_mode):
+        other = "--no-baseline" if args.no_baseline else "--diff" if args.diff else "standard input"
+        raise UsageError(f"--write-baseline cannot be combined with {other}")
+    checked: list[baseline_cli.Checked] = []
     if stdin_mode:
         if args.paths not in ([], ["-"]):
             raise UsageError("`-`/--stdin-filename cannot be combined with other paths")
@@ -198,6 +212,7 @@ def _check(args: argparse.Namespace) -> int:
         text = _read_stdin()
         reports = [lint_text(text, path, display, options, fix=fixing, unsafe=unsafe,
                              count_fixes=count_fixes)]
+        checked.append(_checked(reports[0], config, options, args.baseline))
         if args.fix and not args.diff:
             sys.stdout.write(reports[0].fixed or text)
             blocked = set() if fixes_apply(reports[0].findings) else {display}
@@ -221,6 +236,8 @@ def _check(args: argparse.Namespace) -> int:
         cache = None if args.no_cache else CheckCache(_cache_directory(args.cache_dir, resolver, cwd))
         reports = check_files(jobs, workers=args.jobs, fixing=fixing, unsafe=unsafe, cache=cache,
                               count_fixes=count_fixes)
+        checked = [_checked(report, file_options.config(job.path), job.options, args.baseline)
+                   for job, report in zip(jobs, reports)]
 
     if args.diff:
         return _print_diffs(reports, args.exit_zero)
@@ -229,11 +246,29 @@ def _check(args: argparse.Namespace) -> int:
             if report.fixed is not None and report.fixed != report.original:
                 report.path.write_text(report.fixed, encoding="utf-8", newline="")
 
+    show = baseline_cli.shown_path(cwd)
+    if args.write_baseline:
+        written = baseline_cli.write(checked, show)
+        if not args.quiet:
+            for line in written.written:
+                print(line, file=sys.stderr if args.format != "text" else sys.stdout)
+        return EXIT_CLEAN
     findings = [f for report in reports for f in report.findings]
     fixed = sum(report.fixes_applied for report in reports)
     fixable = sum(report.fixable for report in reports) if count_fixes else None
     blocked = {report.display for report in reports if not fixes_apply(report.findings)}
-    _print(findings, args, style, unsafe, fixed, cwd, fixable, blocked, reports)
+    notes: list[str] = []
+    if not args.no_baseline:
+        outcome = baseline_cli.apply(checked, show)
+        if outcome.hidden:  # every format reports only the findings the baselines do not hold
+            kept = {id(f) for f in outcome.findings}
+            reports = [replace(r, findings=[f for f in r.findings if id(f) in kept]) for r in reports]
+            findings = outcome.findings
+            fixable = None  # (counted over the findings shown)
+        notes = baseline_cli.summary_lines(outcome, show)
+        if outcome.removable and args.format != "text" and not args.quiet:
+            print(f"gradlint: {baseline_cli.removable_line(outcome.removable)}", file=sys.stderr)
+    _print(findings, args, style, unsafe, fixed, cwd, fixable, blocked, reports, notes)
     broken = [report for report in reports if report.internal_error]
     for report in broken:
         print(f"gradlint: error: {report.display}: internal error ({report.internal_error}); "
@@ -243,6 +278,11 @@ def _check(args: argparse.Namespace) -> int:
     if args.exit_zero or not output.failing(findings):
         return EXIT_CLEAN  # hints are shown, but do not fail the check
     return EXIT_FINDINGS
+
+
+def _checked(report: FileReport, config, options, explicit: Path | None) -> "baseline_cli.Checked":
+    return baseline_cli.Checked(report, explicit.absolute() if explicit is not None else config.baseline_path,
+                                explicit is not None or config.baseline is not None, options.select)
 
 
 def _read_stdin() -> str:
@@ -292,7 +332,8 @@ def _clean(args: argparse.Namespace) -> int:
 
 
 def _print(findings: list[Finding], args, style: output.Style, unsafe: bool, fixed: int,
-           cwd: Path, fixable: int | None, blocked: set[str], reports: list[FileReport]) -> None:
+           cwd: Path, fixable: int | None, blocked: set[str], reports: list[FileReport],
+           notes: Sequence[str] = ()) -> None:
     if args.format in ("junit", "json-lines"):
         from . import ci_output
     if args.format == "junit":
@@ -323,6 +364,8 @@ def _print(findings: list[Finding], args, style: output.Style, unsafe: bool, fix
             print()
         for line in output.summary(findings, style, unsafe=unsafe, fixed=fixed, fixing=args.fix,
                                    fixable=fixable, blocked=blocked):
+            print(line)
+        for line in notes:
             print(line)
 
 
