@@ -58,7 +58,7 @@ def _codes(value: str) -> list[str]:
 
 # commands that never need `gradlint run`'s modules (the runner, asyncio): a re-run of
 # `check` answered from the cache should not pay for importing them
-_LIGHT_COMMANDS = frozenset({"check", "clean", "rule", "rules", "lsp"})
+_LIGHT_COMMANDS = frozenset({"check", "clean", "rule", "rules", "lsp", "trust", "untrust"})
 
 
 def build_parser(with_run: bool = True) -> argparse.ArgumentParser:
@@ -127,6 +127,10 @@ def build_parser(with_run: bool = True) -> argparse.ArgumentParser:
 
     add_config_parser(commands)
 
+    from .trust_command import add_parsers as add_trust_parsers
+
+    add_trust_parsers(commands)
+
     lsp = commands.add_parser("lsp", help="run the language server (stdio)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (for debugging)")
     return parser
@@ -155,6 +159,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .run import run_command
 
             return run_command(args)
+        if args.command in ("trust", "untrust"):
+            from .trust_command import trust_command, untrust_command
+
+            return (trust_command if args.command == "trust" else untrust_command)(args)
     except (UsageError, ConfigError) as error:
         print(f"gradlint: error: {error}", file=sys.stderr)
         return EXIT_ERROR
