@@ -68,9 +68,10 @@ def clone_with_tags(destination: Path) -> Path:
 
 
 def local_spec(line: str, clone: Path) -> str:
-    """The install line with the repository's URL replaced by a clone of it."""
+    """The install line with the repository's URL replaced by a clone of it (a file URL with a
+    host: PEP 508 does not take `name @ git+file:///path@rev`)."""
     assert REPOSITORY in line, line
-    return line.replace(f"git+{REPOSITORY}", f"git+{clone.as_uri()}")
+    return line.replace(f"git+{REPOSITORY}", f"git+file://localhost{clone.resolve().as_posix()}")
 
 
 def tree_size(folder: Path) -> int:
