@@ -44,7 +44,7 @@ def documents() -> dict[str, str]:
 
 def git_revisions(text: str) -> list[str]:
     """The revisions named by `git+https://github.com/gradlint/gradlint@REV` (or ${...})."""
-    return re.findall(re.escape(REPOSITORY) + r"@([\w.${}]+)", text)
+    return re.findall(re.escape(REPOSITORY) + r"@([\w.${}<>]+)", text)
 
 
 def pre_commit_revisions(text: str) -> list[str]:
@@ -79,7 +79,7 @@ def problems(tag: str) -> list[str]:
         found.append("pyproject.toml: the distribution is not named torch-gradlint")
     for name, text in documents().items():
         for revision in git_revisions(text):
-            if revision != tag and not revision.startswith("${"):
+            if revision != tag and "${" not in revision and "<" not in revision:  # (templates)
                 found.append(f"{name}: names {REPOSITORY}@{revision}, not @{tag}")
         for revision in pre_commit_revisions(text):
             if revision != tag:
