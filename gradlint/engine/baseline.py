@@ -330,3 +330,34 @@ def write(baseline: Baseline, tool: str) -> None:
             raise
     except OSError as error:
         raise BaselineError(f"{baseline.path}: cannot write the baseline: {error.strerror or error}") from None
+
+
+class BaselineFiles:
+    """Baselines as the language server reads them: each file loaded again only when it
+    changed on disk (a `--write-baseline` in a terminal applies to open documents at once)."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[Path, tuple[tuple | None, Baseline | None, str | None]] = {}
+
+    def get(self, path: Path) -> tuple[Baseline | None, str | None]:
+        """(the baseline, or None when there is no file; a problem reading it, or None)."""
+        try:
+            status = os.stat(path)
+            seen: tuple | None = (status.st_mtime_ns, status.st_size, status.st_ino)
+        except OSError:
+            seen = None
+        known = self._loaded.get(path)
+        if known is not None and known[0] == seen:
+            return known[1], known[2]
+        baseline: Baseline | None = None
+        problem = None
+        if seen is not None:
+            try:
+                baseline = load(path)
+            except BaselineError as error:
+                problem = str(error)
+        self._loaded[path] = (seen, baseline, problem)
+        return baseline, problem
+
+    def clear(self) -> None:
+        self._loaded.clear()

@@ -816,7 +816,7 @@ scenario(
 // 8. The client side of the server contract, against a stand-in server
 //    (test-e2e/fake-server/gradlint/__main__.py) that records what it receives: needs no real
 //    server, so it also guards the client while the server changes.
-const FAKE_KEYS = ['codeLens', 'diagnosticMode', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave', 'runTimeout', 'select', 'severity'];
+const FAKE_KEYS = ['baselinedFindings', 'codeLens', 'diagnosticMode', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave', 'runTimeout', 'select', 'severity'];
 scenario(
   'client-contract',
   [],
