@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 import sys
 from pathlib import Path
@@ -20,12 +21,15 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from .. import __version__
+from ..engine import trust_store
 from ..engine.suppressions import add_noqa
+from ..engine.trust_store import TrustedFolders
 from ..findings import Applicability, Fix
 from . import config_command, convert, notebooks, trust, workspace_diagnostics
 from .documents import UTF8, UTF16, UTF32, Document, DocumentStore, column_from_units, units
 from .lifecycle import Lifecycle, LifecycleProtocol
 from .linting import Debouncer, Linter, LintSnapshot, ProjectConfigs
+from .baselined import Baselines
 from .settings import Settings, parse_settings
 
 log = logging.getLogger("gradlint.server")
@@ -96,11 +100,14 @@ class GradlintServer(LanguageServer):
         self.settings = Settings()  # from initializationOptions (and global configuration)
         self.folder_settings: dict[str, Settings] = {}  # workspace folder uri -> settings
         self.trusted = False  # see trust.py: only the client's boolean `true` grants it
+        self.client_decides_trust = False  # the client has workspace trust of its own (VS Code)
+        self.trusted_folders = TrustedFolders(trust_store.default_location(os.environ, Path.home()))
         self._trust_in_settings_logged = False
         self.pull_mode = False  # the client pulls diagnostics (textDocument/diagnostic)
         self.encoding = UTF16
         self.linter = Linter()
         self.configs = ProjectConfigs(self._config_problem)
+        self.baselines = Baselines()
         self.debouncer = Debouncer()
         self.snapshots: dict[str, LintSnapshot] = {}
         self._lint_tasks: set[asyncio.Task] = set()
@@ -147,6 +154,15 @@ class GradlintServer(LanguageServer):
             return None
         path = to_fs_path(uri)
         return Path(path) if path else None
+
+    def run_refused(self, uri: str) -> str | None:
+        """Why code from the document at ``uri`` may not run (trust), or None."""
+        if self.client_decides_trust:
+            return None if self.trusted else trust.UNTRUSTED
+        _, root = self.folder_of(uri)
+        if self.trusted_folders.trusting(root) is not None:
+            return None
+        return trust.refusal(str(root.resolve()), self.trusted_folders.problem)
 
     def settings_for(self, uri: str) -> Settings:
         folder, _ = self.folder_of(uri)
@@ -213,6 +229,8 @@ class GradlintServer(LanguageServer):
             findings = []
         if findings is None:
             return None  # superseded by a newer version's lint
+        findings = self.baselines.apply(findings, text, path, self.configs.config_for(path, root),
+                                        options.select, settings.baselined_findings)
         snapshot = LintSnapshot(document.uri, version, tuple(findings))
         current = self.documents.get(document.uri)
         if current is not None and current.version == version:
@@ -311,12 +329,15 @@ def initialize(ls: GradlintServer, params: types.InitializeParams) -> None:
     for problem in problems:
         log.warning("initializationOptions: %s", problem)
     ls.trusted = trust.from_initialization(options)
+    ls.client_decides_trust = trust.client_decides(options)
     ls.pull_mode = ls.capability("text_document", "diagnostic") is not None
     encoding = ls.workspace.position_encoding or UTF16
     ls.encoding = {types.PositionEncodingKind.Utf8: UTF8, types.PositionEncodingKind.Utf32: UTF32}.get(
         encoding, UTF8 if encoding == "utf-8" else UTF32 if encoding == "utf-32" else UTF16)
     log.info("gradlint %s: %s positions, %s diagnostics, workspace %s", __version__, ls.encoding,
-             "pull" if ls.pull_mode else "push", "trusted" if ls.trusted else "not trusted")
+             "pull" if ls.pull_mode else "push",
+             ("trusted" if ls.trusted else "not trusted") if ls.client_decides_trust
+             else f"trusted by `gradlint trust` ({ls.trusted_folders.path})")
 
 
 @server.feature(types.INITIALIZED)
@@ -325,7 +346,8 @@ async def initialized(ls: GradlintServer, params: types.InitializedParams) -> No
     ls.mark_configured()
     if ls.capability("workspace", "did_change_watched_files", "dynamic_registration"):
         watchers = [types.FileSystemWatcher(glob_pattern=pattern)
-                    for pattern in ("**/pyproject.toml", "**/conftest.py", "**/*.py", "**/*.pyi")]
+                    for pattern in ("**/pyproject.toml", "**/conftest.py", "**/*.py", "**/*.pyi",
+                                    "**/*.json")]  # (baseline files: any name `baseline` may give)
         try:
             await ls.client_register_capability_async(types.RegistrationParams(registrations=[
                 types.Registration(id="gradlint-watch-config",
@@ -555,8 +577,10 @@ async def did_change_configuration(ls: GradlintServer,
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched_files(ls: GradlintServer, params: types.DidChangeWatchedFilesParams) -> None:
-    if any(change.uri.endswith(("pyproject.toml", "conftest.py")) for change in params.changes):
+    if any(change.uri.endswith(("pyproject.toml", "conftest.py")) for change in params.changes) or \
+            ls.baselines.changed(ls.path_of(change.uri) for change in params.changes):
         ls.configs.invalidate()
+        ls.baselines.invalidate()
         ls.relint_all()
     elif ls.workspace_diagnostics is not None:
         ls.workspace_diagnostics.files_changed(params.changes)
@@ -573,6 +597,7 @@ async def did_change_folders(ls: GradlintServer,
 @server.feature("gradlint/setWorkspaceTrust")
 def set_workspace_trust(ls: GradlintServer, params: Any) -> None:
     ls.trusted = trust.from_notification(_plain(params))
+    ls.client_decides_trust = True
     log.info("workspace %s", "trusted" if ls.trusted else "not trusted")
     if ls.runs is not None:
         ls.runs.trust_changed()

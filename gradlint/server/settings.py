@@ -33,9 +33,12 @@ class Settings:
     # "auto": workspace/diagnostic answered for pull clients; "workspace": push clients get
     # closed files published too; "openFilesOnly": open files only, for every client
     diagnostic_mode: str = "auto"
+    # findings the project's baseline holds: "hint" (shown as hints) or "hide"
+    baselined_findings: str = "hint"
 
 
 DIAGNOSTIC_MODES = ("auto", "workspace", "openFilesOnly")
+BASELINED_FINDINGS = ("hint", "hide")
 
 
 def _flatten(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -115,6 +118,12 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
         else:
             problems.append(f"diagnosticMode: expected one of {', '.join(DIAGNOSTIC_MODES)}, "
                             f"got {values['diagnosticMode']!r}")
+    if "baselinedFindings" in values and values["baselinedFindings"] is not None:
+        if values["baselinedFindings"] in BASELINED_FINDINGS:
+            changes["baselined_findings"] = values["baselinedFindings"]
+        else:
+            problems.append(f"baselinedFindings: expected one of {', '.join(BASELINED_FINDINGS)}, "
+                            f"got {values['baselinedFindings']!r}")
     for key, attr in (("interpreter", "interpreter"), ("docsUrl", "docs_url")):
         value = values.get(key)
         if isinstance(value, list):

@@ -127,8 +127,10 @@ def test_neovim_runs_gradcheck_after_gradlint_trust(tmp_path):
     assert data["ok"], data
     assert data["steps"] == ["started", "code action", "ran"], data
     assert "Run gradcheck on `Cube`" in data["actions"]
-    [answer] = data["answer"] if isinstance(data["answer"], list) else [data["answer"]]
-    assert answer["status"] == "fail" and "Jacobian mismatch" in answer["summary"], answer
+    answer = data["answer"]
+    assert answer["target"] == "Cube"
+    result = answer["result"]
+    assert result["status"] == "fail" and "Jacobian mismatch" in result["summary"], result
     # the failure is a diagnostic on backward's def (line 11; 0-based 10)
     assert any(d["lnum"] == 10 for d in data["diagnostics"]), data["diagnostics"]
 
