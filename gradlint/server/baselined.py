@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from pathlib import Path
-from typing import Collection, Iterable, Sequence
+from typing import Collection, Iterable, Mapping, Sequence
 
 from ..engine import baseline as baselines
 from ..engine.config import Config
@@ -38,8 +38,10 @@ class Baselines:
         return any(path is not None and path.absolute() in self._paths for path in paths)
 
     def apply(self, findings: Sequence[Finding], text: str | None, path: Path | None, config: Config,
-              codes: Collection[str], mode: str, notebook: bool = False) -> list[Finding]:
-        """The findings to show for one document (or notebook) of ``config``'s project."""
+              codes: Collection[str], mode: str,
+              cells: Mapping[int, str] | None = None) -> list[Finding]:
+        """The findings to show for one document of ``config``'s project (of a notebook: its
+        cells' texts by position, instead of ``text``)."""
         if not findings or path is None:
             return list(findings)
         self._paths.add(config.baseline_path.absolute())
@@ -49,7 +51,11 @@ class Baselines:
             log.warning("%s", problem)
         if baseline is None or not len(baseline):
             return list(findings)
-        lines = baselines.source_lines(text, notebook)
+        if cells is not None:
+            by_cell = {position: baselines.split_lines(cell) for position, cell in cells.items()}
+            lines = lambda finding: by_cell.get(finding.cell) if finding.cell is not None else None  # noqa: E731
+        else:
+            lines = baselines.source_lines(text, False)
         matched = baselines.match(baseline, [baselines.CheckedFile(path, findings, lines, codes)])
         held = {id(finding) for finding in matched.baselined}
         shown = []
