@@ -24,10 +24,10 @@ from ..engine.fixes import fixes_apply
 from ..engine.reading import is_notebook
 from ..findings import Finding
 from . import baseline as baseline_cli
+from .cache_location import cache_directory
 from . import output
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-CACHE_DIRECTORY = ".gradlint_cache"
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -241,7 +241,7 @@ def _check(args: argparse.Namespace) -> int:
             display = _display(path, real_cwd, resolve)
             if in_shard(display, shard):
                 jobs.append(Job(path, display, file_options(path)))
-        cache = None if args.no_cache else CheckCache(_cache_directory(args.cache_dir, resolver, cwd))
+        cache = None if args.no_cache else CheckCache(cache_directory(args.cache_dir, resolver, cwd))
         reports = check_files(jobs, workers=args.jobs, fixing=fixing, unsafe=unsafe, cache=cache,
                               count_fixes=count_fixes)
         checked = [_checked(report, file_options.config(job.path), job.options, args.baseline)
@@ -311,27 +311,9 @@ def _display(path: Path, real_cwd: Path, resolve=Path.resolve) -> str:
         return path.as_posix()
 
 
-def _cache_directory(explicit: Path | None, resolver: ConfigResolver, cwd: Path) -> Path:
-    """--cache-dir, else $GRADLINT_CACHE_DIR, else .gradlint_cache/ in the project root (the
-    directory of the pyproject.toml that configures gradlint, or the working directory),
-    else, when that is not writable, a directory for the project in the user's cache."""
-    if explicit is not None:
-        return explicit
-    if os.environ.get("GRADLINT_CACHE_DIR"):
-        return Path(os.environ["GRADLINT_CACHE_DIR"])
-    root = resolver.for_path(cwd / "__init__.py").root.resolve()
-    local = root / CACHE_DIRECTORY
-    if os.access(local if local.is_dir() else root, os.W_OK):
-        return local
-    user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gradlint"
-    import hashlib
-
-    return user / hashlib.blake2b(os.fsencode(root), digest_size=8).hexdigest()
-
-
 def _clean(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
-    directory = _cache_directory(args.cache_dir, ConfigResolver(cwd), cwd)
+    directory = cache_directory(args.cache_dir, ConfigResolver(cwd), cwd)
     if clean(directory):
         print(f"Removed {directory}")
     else:
