@@ -99,3 +99,15 @@ def test_the_extension_readme_lists_every_setting_of_its_manifest():
     commands = {c["command"]: c["title"] for c in MANIFEST["contributes"]["commands"]}
     listed_commands = re.findall(r"^\| gradlint: ([^|]+?) \|", EXTENSION_README, re.M)
     assert sorted(listed_commands) == sorted(commands.values())
+
+
+def test_the_readme_lists_every_editor_setting_the_server_reads():
+    from gradlint.server.settings import KEYS, parse_settings
+
+    section = README[README.index("## In your editor: `gradlint lsp`"):]
+    table = section[section.index("| setting | default | what it does |"):]
+    table = table[:table.index("\n\n")]
+    assert re.findall(r"^\| `(\w+)` \|", table, re.M) == list(KEYS)
+    # a misspelt one is reported, not silently dropped
+    _, problems = parse_settings({"runTimout": 5, "trace": {"server": "off"}, "args": []})
+    assert problems == [f"unknown setting `runTimout` (known: {', '.join(KEYS)})"]

@@ -37,6 +37,12 @@ class Settings:
     baselined_findings: str = "hint"
 
 
+# the keys a client may send (after VS Code's nested `run.*`/`codeLens.*` are flattened);
+# `args` and `trace` are the VS Code extension's own (its part of the `gradlint` section)
+KEYS = ("enable", "select", "ignore", "severity", "debounce", "docsUrl", "diagnosticMode",
+        "baselinedFindings", "interpreter", "runTimeout", "runMemoryLimitMb", "runOnSave", "codeLens",
+        "runOptions")
+CLIENT_KEYS = ("args", "trace", "debounceMs", "workspaceTrusted")
 DIAGNOSTIC_MODES = ("auto", "workspace", "openFilesOnly")
 BASELINED_FINDINGS = ("hint", "hide")
 
@@ -67,6 +73,10 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
         raw = raw["gradlint"]
     values = _flatten(raw)
     changes: dict[str, Any] = {}
+    unknown = sorted(str(key) for key in values if key not in KEYS and key not in CLIENT_KEYS)
+    if unknown:
+        problems.append(f"unknown setting{'s' if len(unknown) > 1 else ''} "
+                        f"{', '.join(f'`{key}`' for key in unknown)} (known: {', '.join(KEYS)})")
 
     def codes(key: str) -> tuple[str, ...] | None:
         value = values.get(key)
