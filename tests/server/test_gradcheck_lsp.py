@@ -127,10 +127,12 @@ async def test_code_lens_command_progress_diagnostics_and_report(client: Languag
         "✗ Jacobian mismatch for x, output 0: analytical = 0.5 × numerical (a constant factor)"
     hover = await client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(client.uri), diagnostic.range.start))
-    assert "| input element | output element | numerical | analytical |" in hover.contents.value
+    assert "| input → output element | numerical | analytical | \\|Δ\\| |" in hover.contents.value
+    # at most four columns: the report is shown beside the code, in half a window or less
+    assert all(line.count(" | ") <= 3 for line in hover.contents.value.splitlines() if line.startswith("| `"))
     report = await client.protocol.send_request_async("gradlint/lastReport", {"uri": client.uri})
     assert report.title == "gradcheck Square"
-    assert re.search(r"\| `x\[\d+, \d+\]` \| `output 0\[\d+, \d+\]` \|", report.markdown), report.markdown
+    assert re.search(r"\| `x\[\d+, \d+\]` → `output 0\[\d+, \d+\]` \|", report.markdown), report.markdown
 
 
 async def test_passing_run_and_code_action(client: LanguageClient):
