@@ -84,7 +84,7 @@ def test_run_without_torch_says_what_to_do(cli, project, tmp_path):
     assert line.startswith(f"gradlint: error: torch is not installed in {python}. ")
     assert "`gradlint run --python PATH ...`" in line  # another interpreter
     assert f"`{python} -m pip install torch==2.13.0`" in line  # or torch there
-    assert '`pip install "torch-gradlint[torch]"`' in line
+    assert '`pip install "torch-gradlint[torch] @ git+https://github.com/gradlint/gradlint@v' in line
 
 
 def test_run_call_site_by_line(cli, project):

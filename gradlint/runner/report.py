@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from .. import __version__
+
 _MARK = {"pass": "✓", "fail": "✗", "error": "✗", "crash": "✗", "memory": "✗", "timeout": "⏱",
          "output_limit": "✗", "cancelled": "■", "no_inputs": "?", "inconclusive": "⚠", "warning": "⚠"}
 
@@ -164,6 +166,9 @@ def render_markdown(result: Mapping[str, Any], name: str, relative=lambda p: p,
 
 
 TORCH_REQUIREMENT = "torch==2.13.0"  # the torch gradlint is tested with (the `torch` extra)
+# gradlint and torch together, as the README's Install says (torch-gradlint is not on PyPI yet:
+# a release is installed from its git tag; docs/releasing.md says when this changes)
+WITH_TORCH = f"torch-gradlint[torch] @ git+https://github.com/gradlint/gradlint@v{__version__}"
 
 
 def worker_advice(reason: str, python: str, choose: str) -> list[str]:
@@ -173,5 +178,5 @@ def worker_advice(reason: str, python: str, choose: str) -> list[str]:
     lines = [f"Run gradcheck with a Python that has torch: {choose}."]
     if "torch" in reason:
         lines.append(f"Or install torch into {python}: `{python} -m pip install {TORCH_REQUIREMENT}` "
-                     f"(or gradlint and torch together: `pip install \"torch-gradlint[torch]\"`).")
+                     f"(or gradlint and torch together: `pip install \"{WITH_TORCH}\"`).")
     return lines
