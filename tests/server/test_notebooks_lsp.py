@@ -154,7 +154,8 @@ async def test_quick_fix_edits_the_cell_where_the_tensor_is_made(session: Notebo
     actions = await session.client.text_document_code_action_async(types.CodeActionParams(
         types.TextDocumentIdentifier(session.cells[3]), diagnostic.range,
         types.CodeActionContext(diagnostics=[diagnostic], only=[types.CodeActionKind.QuickFix])))
-    assert [a.title for a in actions] == ["gradlint (GL001): Create `x` as float64 (unsafe)",
+    assert [a.title for a in actions] == ["gradlint (GL001): Create `x` as float64; `x` is a module-level name, "
+                                          "which other code may read (in a notebook, every cell) (unsafe)",
                                           "gradlint (GL001): Suppress GL001 on this line"]
     [change] = actions[0].edit.document_changes
     assert change.text_document.uri == session.cells[2]
