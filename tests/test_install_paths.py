@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 import gradlint
-from readme_release import (MISSING_TAG, REPOSITORY, ROOT, clone_with_tags, first_install_line, local_spec,
+from readme_release import (MISSING_TAG, REPOSITORY, ROOT, clone_with_tags, first_install_line, git, local_spec,
                             pre_commit_rev, tag_commit, tree_size, version_at)
 
 WORKFLOW = ROOT / ".github" / "workflows" / "release.yml"
@@ -44,9 +44,11 @@ def test_the_readme_names_a_tag_of_this_repository():
     """pip and pre-commit fetch the tag the README names: it must exist, at a commit of this
     version with the hooks manifest."""
     commit = tag_commit(TAG)
+    if commit is None and not git("tag", "--list").stdout.strip():
+        pytest.skip("this clone carries no tags at all (cloned with --no-tags or shallow): "
+                    + MISSING_TAG.format(tag=TAG))
     assert commit is not None, MISSING_TAG.format(tag=TAG)
     assert version_at(TAG) == gradlint.__version__
-    from readme_release import git
 
     hooks = yaml.safe_load(git("show", f"{TAG}:.pre-commit-hooks.yaml").stdout)
     assert {hook["id"] for hook in hooks} == {"gradlint", "gradlint-run"}
@@ -108,7 +110,6 @@ def test_the_release_workflow_builds_checks_and_publishes_with_trusted_publishin
 def test_the_release_workflows_build_steps_run(tmp_path):
     """The build job's `run:` steps, as the runner runs them, on a clone of this checkout:
     the wheel and the sdist of torch-gradlint are built and the wheel lints without torch."""
-    from readme_release import git
 
     clone = tmp_path / "repo"
     git("clone", "--quiet", "--no-local", str(ROOT), str(clone), cwd=tmp_path)
