@@ -50,7 +50,7 @@ def test_custom_ops_run_beside_functions(cli, tmp_path):
     result = cli("run", "sin_ops.py", cwd=tmp_path, timeout=300)
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
-    assert re.fullmatch(r"✓ sin_ops\.py::fixture::goodsin  \d+\.\d+ s", lines[0]), lines[0]
+    assert re.fullmatch(r"✓ sin_ops\.py::fixture::goodsin  \d+\.\d+ s  \(x → output 0; float64\)", lines[0]), lines[0]
     # one line that names the op and the input whose gradient is wrong
     assert lines[1].startswith("✗ sin_ops.py::fixture::badsin: Jacobian mismatch: input x, output 0 "), lines[1]
     # ... and points at the registered backward
