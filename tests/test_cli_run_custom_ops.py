@@ -41,7 +41,7 @@ def _readme_block(command: str) -> str:
 
 
 def _without_timings(text: str) -> str:
-    return re.sub(r"(?m)^(✓ .*?)  \d+\.\d+ s$", r"\1  T s", text)
+    return re.sub(r"(?m)^(✓ .*?)  \d+\.\d+ s(  \(.*\))?$", r"\1  T s\2", text)
 
 
 def test_custom_ops_run_beside_functions(cli, tmp_path):
