@@ -288,6 +288,9 @@ def analyse_failure(subject, spec, msg, mode, label, details):
                        none_inputs)
     worst_rel = _worst_relative_error(failing, subject.opts["atol"])
     details["worst_relative_error"] = worst_rel
+    to_scale = details["error_to_scale"] = error_to_scale(failing)
+    details["ignored_entries_only"] = ignored_entries_only(failing, ana.blocks)
+    details["close_to_scale"] = pattern is None and order == "first" and to_scale <= APPROXIMATE_SCALE
     if pattern is None and order == "first" and worst_rel <= APPROXIMATE:
         summary = ("⚠ gradients agree to %s%% but not within rtol=%s: an approximation in forward or backward? "
                    "(input %s, %s; %s)" % (fmt(100 * worst_rel), fmt(subject.opts["rtol"]), details["input"],
@@ -334,6 +337,45 @@ def _other_inputs(primary, failing, blocks, spec, inputs, opts, none_inputs):
 
 
 APPROXIMATE = 1e-2  # at most 1% off everywhere: an approximation, not a wrong formula
+# every error within 10% of its Jacobian block's largest entry, with no pattern: what an iterative
+# solver's tolerance leaves. Not enough to call a failing first draw approximate (a wrong formula
+# touching small entries looks the same); on extra inputs after a strict pass it is no proof of a bug.
+APPROXIMATE_SCALE = 0.1
+
+
+def ignored_entries_only(failing, blocks):
+    """Do the entries that differ all belong to input elements no output moves with (their
+    numerical derivative is zero for every output: forward ignores them here, as a triangular
+    solve ignores the other triangle)? Then backward gives a gradient to entries the Function
+    does not read at these inputs: a sign the inputs do not fit the Function (its mode), not a
+    proof of a wrong formula where it reads them."""
+    for f in failing:
+        ignored = None
+        for (o, j), (a, n) in blocks.items():
+            if j != f["j"] or n is None or n.numel() == 0:
+                continue
+            zero = (n == 0).all(dim=0)
+            ignored = zero if ignored is None else ignored & zero
+        if ignored is None:
+            return False
+        bad_cols = f["bad"].any(dim=0)
+        if not bool(bad_cols.any()) or bool((bad_cols & ~ignored).any()):
+            return False
+    return True
+
+
+def error_to_scale(failing):
+    """The largest error of each failing pair of d(output)/d(input) relative to the largest entry of
+    that Jacobian block (numerical or analytical), the worst over the pairs: a solver's tolerance or a
+    truncated series leaves it small where one entry's own relative error is large (a tiny entry)."""
+    worst = 0.0
+    for f in failing:
+        scale = max(nan_max(f["n"].abs()), nan_max(f["a"].abs()))
+        err = nan_max(f["err"])
+        if err != err or scale != scale or scale == 0:
+            return float("inf")
+        worst = max(worst, err / scale)
+    return worst
 
 
 def _worst_relative_error(failing, atol):

@@ -109,6 +109,7 @@ class Job(object):
         self.result["warnings"] = self.warnings[:20]
         if self.result["status"] is None:
             conclude(self.result, self.checks, self.opts)
+        self.result["notes"] = list(dict.fromkeys(self.result["notes"]))  # each note once
         for rec in self.checks:
             rec.pop("_outcome", None)
         return self.result

@@ -10,7 +10,7 @@ import copy
 import torch
 
 from .outcome import Outcome
-from .tensors import is_tensor, preview, promotion_map
+from .tensors import fresh_containers, is_tensor, preview, promotion_map
 
 
 class Subject(object):
@@ -97,6 +97,16 @@ def _rebuilding(fn, sparse):
 
     with_sparse_inputs.__wrapped__ = fn
     return with_sparse_inputs
+
+
+def _fresh_containers(fn):
+    """``fn`` given its own copy of every dict/list/set argument on each call: gradcheck calls it
+    many times with the same arguments, and a forward that pops from an options dict would
+    otherwise see it emptied from the second call on."""
+    def with_fresh_containers(*args):
+        return fn(*fresh_containers(args))
+
+    return with_fresh_containers
 
 
 def _dense_outputs(fn):
@@ -195,7 +205,7 @@ def prepare(fn, fclass, names, raw, source, opts, reporter, synth=None, grad_out
                          "compared where the sparse tensor has entries" % (
                              "s" if len(sparse) > 1 else "", ", ".join(infos[i]["name"] for i in sorted(sparse)),
                              "their" if len(sparse) > 1 else "its"))
-    fn = _dense_outputs(fn)
+    fn = _dense_outputs(_fresh_containers(fn))
     subject = Subject(fn, fclass, tuple(base), infos, go_base, opts, reporter)
     if not subject.grad_pos:
         raise Outcome("error", "bad_inputs",

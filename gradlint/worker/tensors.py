@@ -1,10 +1,18 @@
 """Small tensor helpers: real views, promotion, previews, comparisons, test values."""
 
+import copy
+
 import torch
 
 
 def is_tensor(x):
     return isinstance(x, torch.Tensor)
+
+
+def fresh_containers(values):
+    """``values`` with each dict, list and set among them copied (one level): a forward that pops
+    from an options dict or appends to a list changes its own copy, never the next call's."""
+    return tuple(copy.copy(v) if isinstance(v, (dict, list, set)) else v for v in values)
 
 
 def as_tuple(x):

@@ -83,12 +83,29 @@ def _shape_dependent(result, records):
     return True
 
 
+def _close_draws(result, draws):
+    """After a strict pass on the first draw, another draw that fails with no pattern and every
+    error within a tenth of its Jacobian's largest entry (an iterative solver's tolerance at
+    inputs it converges less well on) is no proof of a bug: named in a note, then counted as an
+    approximate agreement (dropped from the draws that decide, like a 1% one)."""
+    if not draws or draws[0]["name"] != "gradcheck" or draws[0]["status"] != "pass":
+        return
+    close = [d for d in draws[1:] if d["status"] == "fail" and (d.get("details") or {}).get("close_to_scale")]
+    for d in close:
+        d["verdict"] = "approximate_gradient"
+    if close:
+        result["notes"].append("gradcheck agrees only approximately on %d of %d input draws (%s): not counted "
+                               "as a wrong gradient" % (len(close), len(draws), _strip(close[0].get("message") or "")))
+
+
 def conclude(result, records, opts):
     variant = (result.get("target") or {}).get("variant")
     strict = bool(opts.get("strict"))
     if not strict and _shape_dependent(result, records):
         return
     draws = _draws(records)
+    if not strict:
+        _close_draws(result, draws)
     if not strict and all(_approximate(d) for d in draws if d["status"] == "fail"):
         # gradients within 1% everywhere: a warning, like second order
         draws = [d for d in draws if not _approximate(d)]

@@ -120,6 +120,16 @@ async def test_a_tests_fixtures_from_its_conftest_give_the_inputs(client):
     assert r["inputs"][0]["requires_grad"] is True
 
 
+async def test_a_case_from_the_projects_own_parametrize_decorator_gives_the_inputs(client):
+    # `opts` is a dict only the project's test builds, through a decorator of its own making that
+    # returns pytest.mark.parametrize (read from the imported test's marks); forward pops from it,
+    # so each of gradcheck's calls gets its own copy
+    r = await run(client, "PopsOptions")
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert "options_proj/test_options.py" in r["synthesis"]["caller"]
+    assert r["proof"]["inputs"] == ["x"]
+
+
 async def test_a_symmetric_input_keeps_its_structure_when_checked(client):
     # general square matrices fail (eigh reads one triangle); the structured retry checks A -> (A + Aᵀ)/2
     r = await run(client, "Eigenvalues")
@@ -137,6 +147,19 @@ async def test_each_mode_the_code_names_is_checked(client):
     assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
     assert r["summary"].startswith("✗ in mode reduction='mean': "), r["summary"]
     assert [m["mode"] for m in r["modes"]][:2] == [{"reduction": "'sum'"}, {"reduction": "'mean'"}]
+
+
+async def test_a_mode_the_inputs_do_not_fit_is_no_proof_of_a_wrong_gradient(client):
+    # the project's test passes a lower-triangular sparse A (upper=False); in mode upper=True forward
+    # reads the other triangle and ignores A's stored entries, where backward still gives a gradient:
+    # the inputs do not fit the mode, which is named, not reported ✗
+    r = await run(client, "SparseTriSolve")
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert "trisolve_proj/test_trisolve.py" in r["synthesis"]["caller"]
+    upper = check(r, "gradcheck (mode upper=True)")
+    assert upper["status"] == "skipped" and upper["details"]["ignored_entries_only"] is True
+    assert any("in mode upper=True at these inputs, only at entries of A no output moves with" in n
+               for n in r["notes"]), r["notes"]
 
 
 async def test_a_mode_gets_inputs_of_its_own_structure(client):

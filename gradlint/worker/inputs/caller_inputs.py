@@ -22,7 +22,7 @@ import torch
 
 from . import params as P
 from .synthesis import Search, backward_error, finite, shape_hints, shape_strategies
-from ..tensors import is_tensor
+from ..tensors import fresh_containers, is_tensor
 from ..text import exc_text, first_line
 
 MAX_SECONDS = 20.0  # for all callers together
@@ -184,7 +184,7 @@ def accepts(fn, inputs, seed):
     pass works; else why not."""
     try:
         torch.manual_seed(seed)
-        out = fn(*inputs)
+        out = fn(*fresh_containers(inputs))
     except Exception as e:  # noqa: BLE001 - the target on the caller's arguments
         return "the target raised %s on its arguments" % type(e).__name__
     if not finite(out):

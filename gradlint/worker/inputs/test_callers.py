@@ -109,23 +109,23 @@ def _tests(tree, names):
     return out
 
 
-def _cases(module, node):
-    """Keyword arguments for each ``@pytest.mark.parametrize`` case of a test (its product)."""
+def _cases(module, node, probe=None):
+    """Keyword arguments for each parametrize case of a test (their product). The marks are read
+    from the imported test (its ``pytestmark``, its class's and its module's), so a decorator of
+    the project's own making that returns ``pytest.mark.parametrize(...)`` counts as well; a test
+    whose marks cannot be read falls back to the ``@pytest.mark.parametrize`` decorators in its source."""
+    marks = _parametrize_marks(module, probe)
+    if marks is None:
+        marks = _source_parametrize(module, node)
+    if marks is None:
+        return []
     grids = []
-    for dec in node.decorator_list:
-        if not (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "parametrize"):
-            continue
-        if len(dec.args) < 2:
-            return []
-        try:
-            names = ast.literal_eval(dec.args[0])
-            names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
-            values = eval(compile(ast.Expression(dec.args[1]), "<parametrize>", "eval"), dict(vars(module)))
-        except Exception:
-            return []
+    for names, values in marks:
         rows = []
         for value in values:
             if hasattr(value, "marks") and hasattr(value, "values"):  # pytest.param(...)
+                if any(_skipped(m) for m in value.marks):
+                    continue
                 value = tuple(value.values)
                 value = value[0] if len(names) == 1 else value
             rows.append({names[0]: value} if len(names) == 1 else dict(zip(names, value)))
@@ -136,6 +136,59 @@ def _cases(module, node):
         for part in combo:
             kwargs.update(part)
         out.append(kwargs)
+    return out
+
+
+def _parametrize_marks(module, probe):
+    """[(names, values)] of the parametrize marks pytest would apply to ``probe``, or None when it
+    carries no marks at all (nothing to read at run time)."""
+    fn = getattr(probe, "__func__", probe)
+    owner = getattr(probe, "__self__", None)
+    found = []
+    for holder in (fn, type(owner) if owner is not None else None, module):
+        marks = getattr(holder, "pytestmark", None) if holder is not None else None
+        if marks is None:
+            continue
+        found.extend(marks if isinstance(marks, (list, tuple)) else [marks])
+    if not found:
+        return None
+    out = []
+    for mark in found:
+        mark = getattr(mark, "mark", mark)  # a MarkDecorator stored as such
+        if getattr(mark, "name", None) != "parametrize":
+            continue
+        args = list(getattr(mark, "args", ()))
+        kwargs = dict(getattr(mark, "kwargs", {}) or {})
+        names = args[0] if args else kwargs.get("argnames")
+        values = args[1] if len(args) > 1 else kwargs.get("argvalues")
+        if names is None or values is None:
+            return None
+        names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+        out.append((names, list(values)))
+    return out
+
+
+def _skipped(mark):
+    name = getattr(mark, "name", None)
+    args = getattr(mark, "args", ())
+    return name == "skip" or (name == "skipif" and bool(args) and args[0] is True)
+
+
+def _source_parametrize(module, node):
+    """[(names, values)] of the ``@….parametrize(names, values)`` decorators in the test's source."""
+    out = []
+    for dec in node.decorator_list:
+        if not (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "parametrize"):
+            continue
+        if len(dec.args) < 2:
+            return None
+        try:
+            names = ast.literal_eval(dec.args[0])
+            names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+            values = eval(compile(ast.Expression(dec.args[1]), "<parametrize>", "eval"), dict(vars(module)))
+        except Exception:
+            return None
+        out.append((names, list(values)))
     return out
 
 
@@ -271,7 +324,7 @@ def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=No
             needs = _required(probe) if probe is not None else None
             if needs is None:
                 continue
-            cases = _with_fixtures(_cases(module, node) if needs else [{}], needs, module, path, root)
+            cases = _with_fixtures(_cases(module, node, probe) if needs else [{}], needs, module, path, root)
             for kwargs in cases:
                 if time.monotonic() > deadline:
                     return None
