@@ -9,6 +9,7 @@ import copy
 
 import torch
 
+from .links import linked
 from .outcome import Outcome
 from .tensors import fresh_containers, is_tensor, preview, promotion_map
 
@@ -126,6 +127,7 @@ def _dense_outputs(fn):
 
 def prepare(fn, fclass, names, raw, source, opts, reporter, synth=None, grad_outputs=None, notes=None):
     """A Subject for ``fn`` at ``raw`` inputs (promoted, detached copies)."""
+    fn = linked(fn, raw)  # an argument that holds another (a module and its parameters) keeps holding it
     promote = bool(opts["promote"])
     promo = promotion_map()
     base = []

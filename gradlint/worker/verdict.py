@@ -180,8 +180,9 @@ def conclude(result, records, opts):
         ran.append("modes %s" % ", ".join("%s=%s" % kv for m in modes for kv in sorted(m["mode"].items())))
     result["summary"] = "✓ gradients match: %s (%s; %s)" % (", ".join(ran), describe(proof), "/".join(dts))
     if proof["zero"]:
-        result["notes"].append("no output depends on %s (not at any input checked, nor far from them): its zero "
-                               "gradient is checked" % ", ".join(proof["zero"]))
+        result["notes"].append("no output depends on %s (not at any input checked, nor far from them, where an "
+                               "output may jump but is flat again): its zero gradient is checked"
+                               % ", ".join(proof["zero"]))
     for c in records:
         if c["status"] == "skipped" and c.get("verdict") == "not_twice_differentiable":
             result["notes"].append("second-order gradients not checked: backward is @once_differentiable")

@@ -130,6 +130,33 @@ async def test_a_case_from_the_projects_own_parametrize_decorator_gives_the_inpu
     assert r["proof"]["inputs"] == ["x"]
 
 
+async def test_a_variadic_signature_takes_the_tests_values_and_keeps_what_one_argument_holds(client):
+    # forward(ctx, fcn, x, *params): how many params only the project's test says; fcn holds the
+    # very tensor passed as params[0], and backward differentiates fcn's output with respect to it
+    r = await run(client, "ApplyHeld")
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert "options_proj/test_held.py" in r["synthesis"]["caller"]
+    assert r["proof"]["inputs"] == ["x", "params[0]"]
+    assert [c["status"] for c in r["checks"] if c["name"] == "gradcheck"] == ["pass"]
+
+
+async def test_the_structure_of_the_projects_own_matrix_is_kept_when_checked(client):
+    # the project's test passes a symmetric A; backward is the symmetric-convention gradient
+    r = await run(client, "SymmetricEigenvalues")
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert "options_proj/test_held.py" in r["synthesis"]["caller"]
+    assert any("passes with A kept symmetric, as the project's own values are" in n for n in r["notes"]), r["notes"]
+
+
+async def test_an_input_the_output_only_jumps_with_is_proved_by_its_zero_gradient(client):
+    # Newton's method from y0: the sign of y0 picks the root; far from the first inputs the output
+    # jumps, and is flat again where it lands: backward's None for y0 is right, the ✓ says so
+    r = await run(client, "NewtonRoot")
+    assert r["status"] == "pass", r["summary"]
+    assert (r["proof"]["inputs"], r["proof"]["zero"]) == (["a"], ["y0"])
+    assert "y0: no output depends on it" in r["summary"], r["summary"]
+
+
 async def test_a_symmetric_input_keeps_its_structure_when_checked(client):
     # general square matrices fail (eigh reads one triangle); the structured retry checks A -> (A + Aᵀ)/2
     r = await run(client, "Eigenvalues")

@@ -22,6 +22,7 @@ import torch
 
 from . import params as P
 from .synthesis import Search, backward_error, finite, shape_hints, shape_strategies
+from ..links import ORIGINAL, linked, mark
 from ..tensors import fresh_containers, is_tensor
 from ..text import exc_text, first_line
 
@@ -155,12 +156,12 @@ def as_inputs(reached, params_of_target):
         if is_tensor(a) and (a.is_floating_point() or a.is_complex()):
             p = params_of_target[i] if params_of_target and i < len(params_of_target) else None
             constant = some_grad and not a.requires_grad and p is not None and p.none_grad
-            t = a.detach().clone().requires_grad_(not constant)
+            t = mark(a.detach().clone().requires_grad_(not constant), a)
             if constant:
                 t.gradlint_constant = "the code that calls it passes a constant; backward returns None for it"
             out.append(t)
         elif is_tensor(a):
-            out.append(a.detach().clone())
+            out.append(mark(a.detach().clone(), a))
         else:
             out.append(a)
     return tuple(out)
@@ -173,7 +174,8 @@ def refused(fn, inputs, params_of_target, seed):
                  and i < len(params_of_target) and params_of_target[i].none_grad]
     if not positions:
         return None
-    trial = tuple(a.detach().clone() if i in positions else a for i, a in enumerate(inputs))
+    trial = tuple(mark(a.detach().clone(), getattr(a, ORIGINAL, a)) if i in positions else a
+                  for i, a in enumerate(inputs))
     for i in positions:
         trial[i].gradlint_constant = "forward refuses it with requires_grad; backward returns None for it"
     return trial if accepts(fn, trial, seed) is None else None
@@ -184,7 +186,7 @@ def accepts(fn, inputs, seed):
     pass works; else why not."""
     try:
         torch.manual_seed(seed)
-        out = fn(*fresh_containers(inputs))
+        out = linked(fn, inputs)(*fresh_containers(inputs))
     except Exception as e:  # noqa: BLE001 - the target on the caller's arguments
         return "the target raised %s on its arguments" % type(e).__name__
     if not finite(out):

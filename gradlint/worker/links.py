@@ -1,0 +1,122 @@
+"""Tensors another argument holds: the links between a caller's arguments, kept on every call.
+
+A Function may take a tensor twice: as an argument, and inside another argument (xitorch passes
+a module's parameters after the pure function that holds that module; a solver gets a closure
+over its matrix). The worker checks copies of the arguments, so the copy passed as an argument
+and the tensor the object holds would part: the object's forward would read the original while
+gradcheck moves the copy, and a backward that differentiates the object's output with respect to
+the arguments finds them unused. Captured inputs remember their original (``mark``); each call
+then gets a copy of each holding argument in which the original is the tensor passed that call
+(``copy.deepcopy`` with the original mapped to it)."""
+
+import copy
+import types
+
+import torch
+
+ORIGINAL = "gradlint_original"
+MAX_NODES = 5000  # objects looked at per holding argument
+
+
+def mark(clone, original):
+    """``clone`` remembers the caller's tensor it copies."""
+    setattr(clone, ORIGINAL, original)
+    return clone
+
+
+def same_links(new, old):
+    """``new``, standing for ``old`` (another draw of it): it keeps ``old``'s original, if any."""
+    orig = getattr(old, ORIGINAL, None)
+    if orig is not None:
+        mark(new, orig)
+    return new
+
+
+def _children(obj):
+    if isinstance(obj, dict):
+        return list(obj.values())
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return list(obj)
+    out = []
+    if isinstance(obj, types.MethodType):
+        out.append(obj.__self__)
+        obj = obj.__func__
+    if isinstance(obj, types.FunctionType):
+        for cell in obj.__closure__ or ():
+            try:
+                out.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                pass
+        return out
+    fields = getattr(obj, "__dict__", None)
+    if isinstance(fields, dict):
+        out.extend(fields.values())
+    for name in ("func", "args", "keywords"):  # functools.partial
+        if type(obj).__name__ == "partial" and hasattr(obj, name):
+            out.append(getattr(obj, name))
+    return out
+
+
+def _held(holder, wanted):
+    """The ids among ``wanted`` that ``holder`` reaches (its fields, items, closures, bound self)."""
+    found, seen, todo, n = set(), set(), [holder], 0
+    while todo and n < MAX_NODES:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        n += 1
+        if id(obj) in wanted:
+            found.add(id(obj))
+            continue
+        if isinstance(obj, (torch.Tensor, str, bytes, int, float, complex, bool, type, types.ModuleType)) \
+                or obj is None:
+            continue
+        try:
+            todo.extend(_children(obj))
+        except Exception:  # noqa: BLE001 - an object whose fields cannot be read
+            continue
+    return found
+
+
+def links(args):
+    """[(holder position, [tensor positions])]: the arguments that hold the originals of others."""
+    originals = {}
+    for j, a in enumerate(args or ()):
+        orig = getattr(a, ORIGINAL, None) if isinstance(a, torch.Tensor) else None
+        if orig is not None:
+            originals[id(orig)] = j
+    if not originals:
+        return []
+    out = []
+    for h, holder in enumerate(args):
+        if isinstance(holder, torch.Tensor) or holder is None or isinstance(holder, (str, int, float, bool)):
+            continue
+        held = _held(holder, originals)
+        if held:
+            out.append((h, sorted(originals[i] for i in held)))
+    return out
+
+
+def linked(fn, args):
+    """``fn`` whose holding arguments hold, on each call, the tensors passed in that call in place
+    of the caller's originals; ``fn`` itself when no argument holds another."""
+    found = links(args)
+    if not found:
+        return fn
+    originals = dict((j, getattr(args[j], ORIGINAL)) for _, js in found for j in js)
+
+    def with_links(*call_args):
+        call_args = list(call_args)
+        for h, js in found:
+            memo = dict((id(originals[j]), call_args[j]) for j in js)
+            memo[id(memo)] = [originals[j] for j in js]  # deepcopy's keep-alive list
+            try:
+                call_args[h] = copy.deepcopy(call_args[h], memo)
+            except Exception:  # noqa: BLE001 - an object deepcopy cannot copy: the call as it is
+                pass
+        return fn(*call_args)
+
+    with_links.__wrapped__ = fn
+    with_links.gradlint_links = found
+    return with_links
