@@ -23,6 +23,7 @@ The modules, one idea each (a test keeps this list complete):
 - ``inputs``: finding inputs when none are declared or captured (a subpackage; its own
   ``__init__`` lists its modules): what each parameter takes, synthesis, the project's callers and tests;
 - ``customops``: torch.library custom ops as targets: the op, its schema, and opcheck;
+- ``links``: tensors another argument holds (a module and its parameters), kept holding them on every call;
 - ``subject``: the function under check with its inputs, ready to be called again and again;
 - ``checks``: forward, input mutation, randomness, backward determinism;
 - ``jacobian``: Jacobians recomputed to find the worst entries and the mismatch pattern;

@@ -616,8 +616,10 @@ def _same_inputs(a, b):
 
 def validate_options(o):
     for k in ("eps", "atol", "rtol", "nondet_tol"):
-        if isinstance(o[k], bool) or not isinstance(o[k], (int, float)) or o[k] < 0:
+        if isinstance(o[k], bool) or not isinstance(o[k], (int, float)) or not o[k] >= 0 or o[k] == float("inf"):
             raise Outcome("error", "bad_request", "✗ bad request: option %s must be a non-negative number" % k)
+    if o["eps"] == 0:  # finite differences with a zero step are 0/0: every entry would "differ"
+        raise Outcome("error", "bad_request", "✗ bad request: option eps must be a positive number")
     for k in ("seed", "worst_k", "slow_confirm_max_elements", "max_recompute_evals", "draws"):
         if isinstance(o[k], bool) or not isinstance(o[k], int):
             raise Outcome("error", "bad_request", "✗ bad request: option %s must be an integer" % k)

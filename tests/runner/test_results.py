@@ -489,3 +489,8 @@ async def test_bad_option_value(client):
     r = await run(client, fn_class("good_functions.py", "MyReLU", options={"atol": "big"}))
     assert (r["status"], r["verdict"]) == ("error", "bad_request")
     assert r["summary"] == "✗ bad request: option atol must be a non-negative number"
+    # a step of zero makes every finite difference 0/0: refused, never a ✗ on the user's code
+    r = await run(client, fn_class("good_functions.py", "MyReLU", options={"eps": 0.0}))
+    assert (r["status"], r["summary"]) == ("error", "✗ bad request: option eps must be a positive number")
+    r = await run(client, fn_class("good_functions.py", "MyReLU", options={"atol": float("inf")}))
+    assert r["verdict"] == "bad_request", r["summary"]
