@@ -22,9 +22,11 @@ The modules, one idea each:
 - ``synthesis``: making inputs when none are declared or captured;
 - ``subject``: the function under check with its inputs, ready to be called again and again;
 - ``checks``: forward, input mutation, randomness, backward determinism;
+- ``writes``: which line of the user's code wrote to an input in place;
 - ``jacobian``: Jacobians recomputed to find the worst entries and the mismatch pattern;
 - ``gradchecks``: gradcheck, gradgradcheck, forward AD and the as-written re-run;
 - ``job``: one run from request to result;
+- ``verdict``: the run's conclusion from its checks, and which failure explains the others;
 - ``child`` / ``zygote``: the forked run process, and the fork server around it.
 - ``proctree``: every process a run started (child subreapers, /proc), and killing them all.
 
