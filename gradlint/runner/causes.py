@@ -63,7 +63,7 @@ def with_causes(proof: Proof, findings: Iterable[Finding]) -> Proof:
     location = result.location or {}
     same_file = location.get("file") and _same(location["file"], proof.plan.path)
     first = location.get("line") if same_file else None
-    path = str(proof.plan.path)
+    path = str(proof.plan.request["module"]["path"])  # as the run's own locations name it
     entries = tuple({**entry, "file": path} for entry in related(proof.plan.target, findings, first))
     return replace(proof, result=replace(result, related_findings=entries))
 

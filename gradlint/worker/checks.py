@@ -10,7 +10,7 @@ import torch
 from .outcome import Outcome
 from .tensors import as_tuple, away_from_zero, is_tensor, max_abs_diff
 from .text import fmt
-from .writes import find_writes, write_location
+from .writes import find_writes, write_location, writes_to_leaf
 
 
 def check_forward(subject, result):
@@ -43,7 +43,7 @@ def check_input_mutation(subject, result):
     try:
         subject.call(inputs)
     except RuntimeError as e:
-        if "leaf Variable that requires grad" in str(e) and "in-place" in str(e):
+        if writes_to_leaf(e):
             return _mutated_record(subject, [], str(e), subject.reporter.user_frames(e)[-1:])
         raise
     changed = []

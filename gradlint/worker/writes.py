@@ -19,8 +19,11 @@ import io
 import sys
 import tokenize
 
+from .outcome import Outcome
 from .tensors import is_tensor
 from .userframes import is_user_file, source_line
+
+LEAF_WRITE = "a leaf Variable that requires grad is being used in an in-place operation"
 
 
 def find_writes(call, inputs, names, roots):
@@ -98,3 +101,33 @@ def write_location(write):
     """A result ``location`` for a write found by ``find_writes``."""
     return {"file": write["file"], "line": write["line"], "function": write["function"],
             "reason": "writes to %s" % write["input"]}
+
+
+def writes_to_leaf(exc):
+    """torch's error for an in-place write to an input that requires grad (outside an autograd
+    Function's forward, which runs without grad)."""
+    return isinstance(exc, RuntimeError) and LEAF_WRITE in str(exc)
+
+
+def leaf_write_outcome(exc, reporter, attempts):
+    """``input_mutated`` for a forward that raised ``writes_to_leaf`` on every input set tried: the
+    code writes to its input, whatever the input (not an input the search failed to find). Its
+    location is the line that wrote (the innermost frame of the user's code)."""
+    frames = reporter.user_frames(exc)
+    summary = "✗ forward modifies an input that requires grad in place"
+    location = None
+    if frames:
+        frame = frames[-1]
+        code = code_of(frame["file"], frame["line"])
+        if code:
+            summary += ": `%s` (line %d)" % (code, frame["line"])
+        location = {"file": frame["file"], "line": frame["line"], "function": frame["function"],
+                    "reason": "raised here"}
+    if reporter.op_locations:
+        fix = ("A custom op declares the inputs it writes (mutates_args, or `Tensor(a!)` in its schema); an op "
+               "that mutates cannot have a registered backward: write into a new tensor and return it.")
+    else:
+        fix = ("gradcheck perturbs inputs and re-runs forward; a forward that changes its inputs makes the "
+               "numerical Jacobian meaningless. Work on a copy (x = x.clone()).")
+    return Outcome("fail", "input_mutated", summary, "RuntimeError: %s (on each of the %d input sets tried)\n%s"
+                   % (LEAF_WRITE, attempts, fix), location=location or reporter.location_for("forward"))

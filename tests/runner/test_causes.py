@@ -104,6 +104,15 @@ async def test_the_runners_own_mutation_check_points_at_the_write_and_comes_firs
     assert judged_again(again, ["gradcheck"]) == ("fail", "input_mutated", "input_mutation")
 
 
+async def test_a_write_to_an_input_that_requires_grad_is_a_mutation_not_a_search_for_inputs(client):
+    # torch raises on every input set synthesis tries: the code writes to its input, no input helps
+    r = await run(client, req("causes.py", {"kind": "callable", "qualname": "clamps_its_input"}))
+    assert (r["status"], r["verdict"]) == ("fail", "input_mutated")
+    assert r["location"]["line"] == marked("# WRITE: x, a leaf")
+    assert r["summary"] == "✗ forward modifies an input that requires grad in place: `x.clamp_(min=0.0)` (line %d)" \
+        % r["location"]["line"]
+
+
 # -- forward raises, before anything downstream ------------------------------------------------------
 
 async def test_a_forward_that_raises_comes_before_a_failure_downstream(client):
