@@ -13,7 +13,7 @@ import re
 
 import torch
 
-from . import params as P
+from .inputs import params as P
 from .introspect import def_of
 from .outcome import Outcome
 from .text import first_line
