@@ -32,6 +32,7 @@ _PLAIN_FORWARD = ("forward", "sensitivity", "input_mutation", "random_op", "nond
 _RUN_FORWARD = _PLAIN_FORWARD + ("gradgradcheck", "forward_ad", "vmap", "jacrev", "gradcheck (")
 # Checks that run the first-order backward (gradgradcheck differentiates it, jacrev through it)
 _RUN_BACKWARD = ("nondeterminism", "gradcheck", "gradgradcheck", "jacrev", "as_written", "gradcheck (")
+_UNDECLARED_MUTATION = "is not defined as mutable but was mutated"  # opcheck's test_schema, torch 2.13
 # torch's engine, about what a backward returned (validate_outputs): no Jacobian to compare
 _GRADIENT_COUNT = ("returned an incorrect number of gradients", "returned an invalid gradient at index")
 
@@ -52,12 +53,29 @@ def _wrong_gradient_count(rec):
 
 
 def _runs(names):
-    return lambda rec: rec["name"].startswith(names)
+    return lambda rec, decisive: rec["name"].startswith(names)
+
+
+def _wrote_an_input(rec):
+    """The contract break is a write to an input: the runner saw it (input_mutated), or opcheck's
+    test_schema did (torch: "Argument x is not defined as mutable but was mutated")."""
+    if rec.get("verdict") == "input_mutated" or (rec.get("details") or {}).get("writes"):
+        return True
+    oc = _outcome_of(rec)
+    said = [oc.summary, oc.message, str((rec.get("details") or {}).get("tests") or "")]
+    return any(_UNDECLARED_MUTATION in (text or "") for text in said)
+
+
+def _after_a_write(rec, decisive):
+    """A check that ran forward again after forward wrote to one of its inputs. A schema failure
+    that is not a write (an output that aliases an input) does not change the inputs: it
+    explains no other failure, which the report then lists as also failing."""
+    return _wrote_an_input(decisive) and _runs(_RUN_FORWARD)(rec, decisive)
 
 
 class Cause(object):
-    """A row of PRECEDENCE: which failing check records it holds, and which other failures
-    such a failure explains (they come from it: the report says so)."""
+    """A row of PRECEDENCE: which failing check records it ``holds(rec)``, and which other
+    failures the decisive one ``explains(other, decisive)`` (they come from it: the report says so)."""
 
     def __init__(self, row, why, holds, explains):
         self.row, self.why, self.holds, self.explains = row, why, holds, explains
@@ -72,13 +90,14 @@ class Cause(object):
 # be judged in plan order. (docs/run-result-schema.md, 3.2, "When several checks fail")
 PRECEDENCE = (
     Cause("contract", "forward writes to its inputs, or a custom op's schema does not say what the op does "
-                      "(mutates_args, aliasing): every check that ran forward again ran it on inputs that "
-                      "changed under it", _breaks_contract, _runs(_RUN_FORWARD)),
+                      "(mutates_args, aliasing): after a write, every check that ran forward again ran it on "
+                      "inputs that changed under it", _breaks_contract, _after_a_write),
     Cause("forward", "forward raised on the checked inputs: nothing that needs forward ran on a working one",
           _forward_raised, _runs(_RUN_FORWARD)),
     Cause("gradient_count", "backward returned the wrong number of gradients (or one of the wrong shape): "
                             "there is no Jacobian to compare",
-          _wrong_gradient_count, lambda rec: _runs(_RUN_BACKWARD)(rec) or rec.get("verdict") == "op_compile"),
+          _wrong_gradient_count,
+          lambda rec, decisive: _runs(_RUN_BACKWARD)(rec, decisive) or rec.get("verdict") == "op_compile"),
 )
 
 
@@ -103,7 +122,7 @@ def _explain(result, rec, cause, records):
         at = " (line %s)" % loc["line"] if loc.get("line") and loc.get("file") == (
             result.get("location") or {}).get("file") else ""
         said = "%s%s: %s" % (r["name"], at, _strip(oc.summary or r["name"]).split(" Hint: ")[0])
-        (explained if cause.explains(r) else other).append((r["name"], said))
+        (explained if cause.explains(r, rec) else other).append((r["name"], said))
     lines = []
     if explained:
         lines.append("Fix this first: it also explains %s." % "; ".join(said for _, said in explained))
