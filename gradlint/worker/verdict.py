@@ -121,7 +121,7 @@ def _explain(result, rec, cause, records):
         loc = oc.extra.get("location") or {}
         at = " (line %s)" % loc["line"] if loc.get("line") and loc.get("file") == (
             result.get("location") or {}).get("file") else ""
-        said = "%s%s: %s" % (r["name"], at, _strip(oc.summary or r["name"]).split(" Hint: ")[0])
+        said = "%s%s: %s" % (r["name"], at, _strip(oc.summary or r["name"]).split(" Hint: ")[0].rstrip("."))
         (explained if cause.explains(r, rec) else other).append((r["name"], said))
     lines = []
     if explained:
