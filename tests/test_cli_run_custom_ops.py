@@ -130,3 +130,87 @@ def test_ops_made_with_define_and_an_op_without_a_kernel(cli, tmp_path):
     assert unknown.returncode == 2
     assert unknown.stderr == ("gradlint: error: no autograd Function, custom op or module-level function "
                               "`project::nope` in defined.py\n")
+
+
+CLAMP_OP = textwrap.dedent('''\
+    import torch
+
+
+    @torch.library.custom_op("project::relu_inplace", mutates_args=())
+    def relu_inplace(x: torch.Tensor) -> torch.Tensor:
+        y = x.clamp_(min=0.0)
+        return y.clone()
+
+
+    @relu_inplace.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+
+    def setup_context(ctx, inputs, output):
+        (x,) = inputs
+        ctx.save_for_backward(x)
+
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * (x > 0)
+
+
+    relu_inplace.register_autograd(backward, setup_context=setup_context)
+
+
+    torch.library.define("project::scaled", "(Tensor x) -> Tensor")
+
+
+    @torch.library.impl("project::scaled", "cpu")
+    def scaled_cpu(x):
+        x.mul_(2.0)
+        return x * 1.0
+
+
+    @torch.library.register_fake("project::scaled")
+    def _(x):
+        return torch.empty_like(x)
+''')
+TORCH_INPLACE = "one of the variables needed for gradient computation has been modified by an inplace operation"
+
+
+def test_a_run_leads_with_the_cause_and_names_the_static_finding(cli, tmp_path):
+    # issue 29: gradcheck raises in the backward because the op clamps x in place undeclared;
+    # the report is opcheck's schema failure at the clamp, with GL032 (the same line) as the
+    # likely cause, and torch's sentence once
+    (tmp_path / "clamp_op.py").write_text(CLAMP_OP)
+    result = cli("run", "clamp_op.py::relu_inplace", "--no-cache", cwd=tmp_path, timeout=300)
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:3] == [
+        "✗ clamp_op.py::relu_inplace: opcheck schema: the op writes to its input `x` (`y = x.clamp_(min=0.0)`, "
+        "line 6) but mutates_args does not list it",
+        "    at clamp_op.py:6 (relu_inplace)",
+        "    RuntimeError: Argument x is not defined as mutable but was mutated"]
+    assert lines[3].startswith("    Fix this first: it also explains gradcheck (line 21): RuntimeError in backward: "
+                               + TORCH_INPLACE)
+    assert lines[4].startswith("    likely cause: clamp_op.py:6: GL032 custom op `project::relu_inplace` writes to "
+                               "its input `x` (`x.clamp_(...)`) but mutates_args does not list it")
+    assert result.stdout.count(TORCH_INPLACE) == 1
+
+    # an op made with torch.library.define (no autograd formula) whose kernel writes to x: torch
+    # refuses the write to an input that requires grad, whatever the input; not "no inputs"
+    rows = {row["target"]: row["result"] for row in json.loads(cli(
+        "run", "clamp_op.py", "--no-cache", "--format", "json", cwd=tmp_path, timeout=300).stdout)}
+    scaled = rows["clamp_op.py::project::scaled"]
+    write = CLAMP_OP.splitlines().index("    x.mul_(2.0)") + 1
+    assert (scaled["status"], scaled["verdict"]) == ("fail", "input_mutated")
+    assert scaled["location"]["line"] == write
+    assert scaled["summary"] == f"✗ forward modifies an input that requires grad in place: `x.mul_(2.0)` (line {write})"
+    assert [(f["code"], f["line"]) for f in scaled["related_findings"]] == [("GL032", write)]
+    relu = rows["clamp_op.py::project::relu_inplace"]
+    assert [(f["code"], f["line"], f["file"]) for f in relu["related_findings"]] == \
+        [("GL032", 6, str(tmp_path / "clamp_op.py"))]
+
+    # the findings `gradlint check` would report: its configuration and suppressions count
+    (tmp_path / "pyproject.toml").write_text("[tool.gradlint]\nignore = [\"GL032\"]\n")
+    quiet = cli("run", "clamp_op.py::relu_inplace", "--no-cache", "--format", "json", cwd=tmp_path, timeout=300)
+    [row] = json.loads(quiet.stdout)
+    assert row["result"]["verdict"] == "op_schema" and row["result"]["related_findings"] == []

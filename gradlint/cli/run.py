@@ -22,6 +22,7 @@ from ..runner.report import headline, mark, render_text, worker_advice
 
 if TYPE_CHECKING:  # imported where used: libcst's import would delay the worker's start
     from ..engine.linter import LintCache
+    from ..runner.causes import FileFindings
     from ..runner.plans import RunPlan
     from ..runner.prove import Proof
     from ..runner.targets import Target
@@ -90,11 +91,14 @@ async def _plan_and_run(args, python: str, cwd: Path):
     client = WorkerClient(python, str(cwd), max_parallel=args.jobs if args.jobs > 0 else default_workers())
     starting = asyncio.ensure_future(client.start())
     try:
-        plans, named, skipped = await asyncio.to_thread(_plan_all, args, cwd)
+        plans, named, skipped, findings = await asyncio.to_thread(_plan_all, args, cwd)
         if not plans:
             return [], named, skipped
         proofs = await _run_all(plans, client, starting, args, cwd)
-        return None if proofs is None else (proofs, named, skipped)
+        if proofs is None:
+            return None
+        # what `gradlint check` finds on the targets that did not pass: their likely causes
+        return await asyncio.to_thread(findings.attach, proofs), named, skipped
     finally:
         if not starting.done():
             starting.cancel()
@@ -102,9 +106,11 @@ async def _plan_and_run(args, python: str, cwd: Path):
         await client.close()
 
 
-def _plan_all(args, cwd: Path) -> tuple[list[RunPlan], set[str], list[tuple[str, str, str]]]:
-    """(plans, targets named on the command line, (display, reason, kind) of those left out)."""
+def _plan_all(args, cwd: Path) -> tuple[list[RunPlan], set[str], list[tuple[str, str, str]], FileFindings]:
+    """(plans, targets named on the command line, (display, reason, kind) of those left out,
+    the files' findings, linted when asked for with the cache the plans were made with)."""
     from ..engine.linter import LintCache
+    from ..runner.causes import FileFindings
     from ..runner.plans import not_runnable, plan, runnable
     from ..runner.prove import dedupe
     from ..runner.targets import find_targets
@@ -159,7 +165,7 @@ def _plan_all(args, cwd: Path) -> tuple[list[RunPlan], set[str], list[tuple[str,
         shard = parse_shard(args.shard)
         plans = [item for item in plans if in_shard(item.display, shard)]
         skipped = [item for item in skipped if in_shard(item[0], shard)]
-    return plans, named, skipped
+    return plans, named, skipped, FileFindings(resolver, cache)
 
 
 OPTIONS = ("eps", "atol", "rtol", "nondet_tol", "check_undefined_grad", "check_grad_dtypes",

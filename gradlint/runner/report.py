@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .. import __version__
 from .result import RunResult, Status
@@ -78,24 +78,37 @@ def _where(result: RunResult, relative) -> str | None:
     return f"{relative(location['file'])}:{location.get('line')}{function}"
 
 
-def _unsaid(message: str | None, said: str) -> str | None:
-    """``message`` without its first line when the summary already says it (torch's sentence once)."""
-    if not message:
-        return message
-    first, _, rest = message.partition("\n")
-    return rest.strip() or None if first.strip() and first.strip() in said else message
+def _message_lines(result: RunResult) -> list[str]:
+    """The message's lines the headline does not already say (torch's sentence once)."""
+    if not result.message or result.passed:
+        return []
+    shown = headline(result)
+    return [line for line in str(result.message).splitlines() if line.strip() and line.strip() not in shown]
+
+
+def _exception_said(result: RunResult, exception: Mapping[str, Any]) -> bool:
+    """Did the headline or the message already say the exception's message?"""
+    text = str(exception.get("message") or "").strip()
+    first = text.splitlines()[0] if text else ""
+    return bool(first) and (first in headline(result) or first in str(result.message or ""))
+
+
+def causes(result: RunResult) -> list[Mapping[str, Any]]:
+    """The linter's findings on the same target (runner/causes.py), as likely causes."""
+    return list(result.related_findings or ())
 
 
 def render_text(result: RunResult, name: str, relative=lambda p: p,
                 source: str | None = None) -> str:
-    """A few lines for a terminal: the outcome, where, why, inputs, worst elements."""
+    """A few lines for a terminal: the outcome, where, why, likely causes, inputs, worst elements."""
     lines = [f"{mark(result)} {name}: {headline(result)}"]
     where = _where(result, relative)
     if where and not result.passed:
         lines.append(f"    at {where}")
-    message = _unsaid(result.message, headline(result))
-    if message and not result.passed:
-        lines.append(f"    {message}")
+    lines.extend(f"    {line}" for line in _message_lines(result))
+    for finding in causes(result):
+        lines.append(f"    likely cause: {relative(finding.get('file'))}:{finding.get('line')}: "
+                     f"{finding.get('code')} {finding.get('message')}")
     if source:
         lines.append(f"    inputs: {source}")
     for line in _inputs_line(result.inputs):
@@ -110,13 +123,11 @@ def render_text(result: RunResult, name: str, relative=lambda p: p,
                          f"{_number(row.get('numerical')):>12} {_number(row.get('analytical')):>12} "
                          f"{_number(row.get('abs_error'), 3):>10}")
     exception = result.exception
-    said = headline(result) + " " + (result.message or "")
-    if exception and str(exception.get("message") or "").splitlines()[:1] and \
-            str(exception.get("message")).splitlines()[0] in said:
-        exception = None if not exception.get("traceback") else dict(exception, message=None)
+    if exception and _exception_said(result, exception) and not exception.get("traceback"):
+        exception = None  # torch's sentence once: the summary said it and there is nothing more to show
     if exception:
-        if exception.get("message") is not None:  # torch's sentence once: not when the summary says it
-            lines.append(f"    {exception.get('type')}: {exception.get('message')}")
+        said = _exception_said(result, exception)
+        lines.append(f"    {exception.get('type')}{' raised at:' if said else ': ' + str(exception.get('message'))}")
         for frame in (exception.get("traceback") or [])[-3:]:
             lines.append(f"      {relative(frame.get('file'))}:{frame.get('line')} in {frame.get('function')}: "
                          f"{(frame.get('code') or '').strip()}")
@@ -131,14 +142,27 @@ def render_text(result: RunResult, name: str, relative=lambda p: p,
 
 
 def render_markdown(result: RunResult, name: str, relative=lambda p: p,
-                    source: str | None = None) -> str:
-    """The report an editor shows: outcome, location, worst-element table, checks."""
+                    source: str | None = None, link: Callable[[str, int], str | None] | None = None,
+                    rule_link: Callable[[str, str], str | None] | None = None) -> str:
+    """The report an editor shows: outcome, location, likely causes, worst-element table, checks.
+    ``link(file, line)`` makes a link to a source line, ``rule_link(code, name)`` to a rule's docs."""
     parts = [f"### {mark(result)} gradcheck `{name}`", "", f"**{headline(result)}**"]
-    if result.message and not result.passed:
-        parts += ["", str(result.message)]
+    message = _message_lines(result)
+    if message:
+        parts += ["", "  \n".join(message)]
     where = _where(result, relative)
     if where and not result.passed:
         parts += ["", f"Where: `{where}`"]
+    found = causes(result)
+    if found:
+        parts += ["", "Likely causes (`gradlint check` on the same code):"]
+        for finding in found:
+            code, line = str(finding.get("code")), finding.get("line")
+            docs = rule_link(code, str(finding.get("name") or code)) if rule_link else None
+            place = f"{relative(finding.get('file'))}:{line}"
+            target = link(str(finding.get("file")), int(line)) if link and isinstance(line, int) else None
+            parts.append(f"- {f'[{code}]({docs})' if docs else f'`{code}`'} "
+                         f"{f'[{place}]({target})' if target else f'`{place}`'}: {finding.get('message')}")
     rows = worst_rows(result)
     if rows:
         # four columns, the element pair in one: an editor shows the report beside the code, in
@@ -164,7 +188,9 @@ def render_markdown(result: RunResult, name: str, relative=lambda p: p,
                          f"{_number(check.get('seconds'), 2)} s |")
     exception = result.exception
     if exception:
-        parts += ["", f"`{exception.get('type')}: {exception.get('message')}`"]
+        said = _exception_said(result, exception)
+        parts += ["", f"`{exception.get('type')}` raised at:" if said
+                  else f"`{exception.get('type')}: {exception.get('message')}`"]
         frames = exception.get("traceback") or []
         if frames:
             parts += ["", "```"] + [f"{relative(f.get('file'))}:{f.get('line')} in {f.get('function')}: "

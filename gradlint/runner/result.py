@@ -60,7 +60,7 @@ TRANSIENT: frozenset[Status] = frozenset({"cancelled", "timeout", "crash"})
 assert set(JUDGEMENTS) == set(STATUSES), "every status needs a judgement"
 
 # schema keys left out of the JSON when unset (the rest are always written)
-OMITTED_WHEN_NONE = frozenset({"failed_check"})
+OMITTED_WHEN_NONE = frozenset({"failed_check", "related_findings"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,6 +90,9 @@ class RunResult:
     output_bytes: int = 0
     timings: Mapping[str, float] = field(default_factory=dict)
     environment: Mapping[str, Any] = field(default_factory=dict)
+    # the runner's, not the worker's: the linter's findings on the same target, as likely causes
+    # of a run that did not pass (gradlint/runner/causes.py); None when not looked for
+    related_findings: tuple[Mapping[str, Any], ...] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)  # every other key, as the worker sent it
 
     # -- from and to JSON (process boundaries only) ----------------------------------------
@@ -164,5 +167,6 @@ class RunResult:
 
 
 _FIELDS = tuple(f.name for f in fields(RunResult) if f.name != "extra")
-_SEQUENCES = frozenset({"inputs", "outputs", "checks", "notes", "warnings"})
-_NULLABLE = frozenset({"id", "verdict", "message", "location", "exception", "crash", "failed_check"})
+_SEQUENCES = frozenset({"inputs", "outputs", "checks", "notes", "warnings", "related_findings"})
+_NULLABLE = frozenset({"id", "verdict", "message", "location", "exception", "crash", "failed_check",
+                       "related_findings"})

@@ -51,6 +51,9 @@ class Target:
     op: str | None = None  # custom_op: "ns::name" (the worker reaches it as torch.ops.ns.name)
     setup_context_line: int | None = None  # custom_op: the registered setup_context's def
     fake_line: int | None = None  # custom_op: the registered fake impl's def
+    # custom_op: the (first, last) lines of its registered functions (backward, setup_context,
+    # fake impls), which may sit anywhere in the module
+    pieces: tuple[tuple[int, int], ...] = ()
 
     def shifted(self, lines: int) -> "Target":
         def move(value: int | None) -> int | None:
@@ -58,7 +61,14 @@ class Target:
         return replace(self, line=self.line + lines, end_line=self.end_line + lines,
                        declaration_line=move(self.declaration_line),
                        backward_line=move(self.backward_line), forward_line=move(self.forward_line),
-                       setup_context_line=move(self.setup_context_line), fake_line=move(self.fake_line))
+                       setup_context_line=move(self.setup_context_line), fake_line=move(self.fake_line),
+                       pieces=tuple((a + lines, b + lines) for a, b in self.pieces))
+
+    @property
+    def spans(self) -> tuple[tuple[int, int], ...]:
+        """The (first, last) lines of the code that is this target: a Function's class, a
+        function's def, a gradcheck call, a custom op's definition and registered functions."""
+        return ((self.line, self.end_line), *self.pieces)
 
     @property
     def key(self) -> tuple:
@@ -154,19 +164,24 @@ def _op_target(op: CustomOp, view: ModuleView) -> Target | None:
     if name is None:
         return None  # neither a "ns::name" nor a Python name reaches it
 
-    def line_of(registration) -> int | None:
+    def lines_of(registration) -> tuple[int, int] | None:
         if registration is None or registration.function is None:
             return None
-        lines = view.lines_of(registration.function.node, registration.function.site)
+        return view.lines_of(registration.function.node, registration.function.site)
+
+    def line_of(registration) -> int | None:
+        lines = lines_of(registration)
         return lines[0] if lines is not None else None
 
     fakes = op.fakes
     forward = view.lines_of(op.function.node, op.function.site) if op.function is not None else None
+    pieces = [lines_of(r) for r in (op.backward, op.setup_context, *fakes, *op.kernels)] + [forward]
     return Target("custom_op", name, start[0], end[1], column, qualname=qualname,
                   importable=_module_level(op.site.scope), op=op.name,
                   backward_line=line_of(op.backward), setup_context_line=line_of(op.setup_context),
                   fake_line=line_of(fakes[-1] if fakes else None),
-                  forward_line=forward[0] if forward is not None else None, skip=_op_skip(op))
+                  forward_line=forward[0] if forward is not None else None, skip=_op_skip(op),
+                  pieces=tuple(sorted({p for p in pieces if p is not None and not start[0] <= p[0] <= end[1]})))
 
 
 def _module_level(scope: Scope) -> bool:

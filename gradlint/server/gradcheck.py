@@ -22,11 +22,12 @@ from ..analysis.source import SourceDecodeError
 from ..engine.files import read_bytes, resolves_inside
 from ..runner import WorkerClient, WorkerStartError, make_result
 from ..runner.cache import ResultCache
+from ..runner.causes import wants_causes, with_causes
 from ..runner.plans import RunPlan, plan
 from ..runner.prove import Proof, Prover
 from ..runner.result import RunResult
 from ..runner.targets import Target, find_targets
-from ..runner.report import headline, mark, render_markdown, seconds, worker_advice
+from ..runner.report import causes, headline, mark, render_markdown, seconds, worker_advice
 from . import convert
 from .documents import Document, units
 from .payloads import plain
@@ -70,8 +71,14 @@ class Outcome:
             return f"✓ {label} {took:.1f} s{cached}" if took is not None else f"✓ {label}{cached}"
         return f"{mark(self.result)} {_short(headline(self.result))}"
 
-    def report(self, relative) -> str:
-        return render_markdown(self.result, self.plan.display, relative, self.proof.inputs_source)
+    def report(self, relative, rule_link=None) -> str:
+        return render_markdown(self.result, self.plan.display, relative, self.proof.inputs_source,
+                               link=source_link, rule_link=rule_link)
+
+
+def source_link(file: str, line: int) -> str:
+    """A link to a line of a file, as editors open it from Markdown (VS Code: `#L6`)."""
+    return f"{Path(file).as_uri()}#L{line}"
 
 
 def _checks_label(target: Target, result: RunResult | None = None) -> str:
@@ -322,6 +329,7 @@ class GradcheckRuns:
                                    "set the `interpreter` setting (VS Code: `gradlint.interpreter`)")
             message = "\n".join(filter(None, [*advice, proof.result.message]))
             proof = replace(proof, result=replace(proof.result, message=message))
+        proof = await self._with_causes(document, proof)
         outcome = Outcome(proof, document.uri, document.version)
         self._by_plan[run_plan.key] = outcome
         self._end_progress(token, headline(proof.result))
@@ -330,6 +338,14 @@ class GradcheckRuns:
         self.last = outcome
         self._show(document, outcome)
         return outcome
+
+    async def _with_causes(self, document: Document, proof: Proof) -> Proof:
+        """The run with the document's findings on its target as likely causes (the findings the
+        editor already has for this version; linted only when it has none)."""
+        if not wants_causes(proof.result):
+            return proof
+        snapshot = await self.ls.lint_document(document)
+        return with_causes(proof, snapshot.findings if snapshot is not None else ())
 
     @staticmethod
     async def _prover(client: WorkerClient, cache: ResultCache, provers: dict[str, Prover]) -> Prover:
@@ -405,11 +421,30 @@ class GradcheckRuns:
             message = headline(result)
             if result.message and result.status != "no_inputs":
                 message += f"\n{result.message}"
+            related = self._causes(document, result)
+            for cause in related:
+                message += f"\nlikely cause: {cause.message}"
             diagnostics.append(types.Diagnostic(
                 range=rng, message=f"gradcheck {outcome.plan.display}: {message}",
                 severity=types.DiagnosticSeverity.Error if result.failed else types.DiagnosticSeverity.Warning,
-                code="gradcheck", source=convert.SOURCE, data={"run": outcome.plan.key}))
+                code="gradcheck", source=convert.SOURCE, data={"run": outcome.plan.key},
+                related_information=related or None))
         return diagnostics
+
+    def _causes(self, document: Document, result: RunResult) -> list[types.DiagnosticRelatedInformation]:
+        """The likely causes (findings on the run's target, runner/causes.py) as links."""
+        related = []
+        for finding in causes(result):
+            line, end_line = finding.get("line"), finding.get("end_line")
+            if not isinstance(line, int) or not isinstance(end_line, int) or line > document.line_count:
+                continue
+            end_line = min(end_line, document.line_count)
+            rng = convert.lsp_range(document, line, int(finding.get("column") or 0), end_line,
+                                    int(finding.get("end_column") or 0), self.ls.encoding)
+            related.append(types.DiagnosticRelatedInformation(
+                types.Location(document.uri, rng),
+                f"{finding.get('code')} (line {line}): {finding.get('message')}"))
+        return related
 
     def hover(self, document: Document, line: int) -> types.Hover | None:
         for diagnostic in self.diagnostics(document):
@@ -417,7 +452,7 @@ class GradcheckRuns:
                 outcome = self._by_plan.get(diagnostic.data["run"])
                 if outcome is not None:
                     return types.Hover(types.MarkupContent(types.MarkupKind.Markdown,
-                                                           outcome.report(self._relative)))
+                                                           outcome.report(self._relative, self._rule_link(document.uri))))
         return None
 
     def last_report(self, uri: str | None) -> dict | None:
@@ -428,7 +463,15 @@ class GradcheckRuns:
                 outcome = candidates[-1]
         if outcome is None:
             return None
-        return {"title": f"gradcheck {outcome.plan.display}", "markdown": outcome.report(self._relative)}
+        return {"title": f"gradcheck {outcome.plan.display}",
+                "markdown": outcome.report(self._relative, self._rule_link(outcome.uri))}
+
+    def _rule_link(self, uri: str):
+        """``(code, name) -> the rule's docs`` from the `docsUrl` setting, or None without one."""
+        docs_url = self.ls.settings_for(uri).docs_url
+        if not docs_url:
+            return None
+        return lambda code, name: docs_url.replace("{code}", code).replace("{name}", name)
 
     def _relative(self, path: str) -> str:
         try:
@@ -511,3 +554,4 @@ def _uri_and_line(args: tuple, need_position: bool = True) -> tuple[str, int]:
     elif need_position:
         raise RunRefused(message="expected a position {line, character}")
     return uri, line
+

@@ -29,6 +29,7 @@ from ..analysis.source import SourceDecodeError, decode_source
 from ..engine.config import ConfigResolver
 from ..engine.linter import LintCache
 from ..runner.cache import ResultCache
+from ..runner.causes import FileFindings, wants_causes, with_causes
 from ..runner.plans import plan
 from ..runner.prove import Prover
 from ..runner.result import RunResult
@@ -52,6 +53,7 @@ class _Session:
         self.explicit = False  # pytest was given paths on the command line
         self.use_cache = not config.getoption("gradlint_no_cache")
         self._prover: Prover | None = None
+        self.findings = FileFindings(self.resolver, self.cache)  # each file linted when a check fails
 
     @property
     def prover(self) -> Prover:
@@ -196,6 +198,8 @@ class GradlintItem(pytest.Function):
                    cache=state.cache, options=worker_options(options), display=self.name)
         with _quiet_torch_trace():
             proof = state.prover.prove_sync(run, lambda request: RunResult.from_json(inprocess.run_request(request)))
+        if wants_causes(proof.result):  # what `gradlint check` finds on the same code: likely causes
+            proof = with_causes(proof, state.findings.of(self.path, self.text))
         result = proof.result
         if proof.cached:
             result = replace(result, notes=(*result.notes, CACHED_NOTE))

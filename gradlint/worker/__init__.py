@@ -26,6 +26,7 @@ The modules, one idea each (a test keeps this list complete):
 - ``links``: tensors another argument holds (a module and its parameters), kept holding them on every call;
 - ``subject``: the function under check with its inputs, ready to be called again and again;
 - ``checks``: forward, input mutation, randomness, backward determinism;
+- ``writes``: which line of the user's code wrote to an input in place;
 - ``jacobian``: Jacobians recomputed to find the worst entries and the mismatch pattern;
 - ``patterns``: the pattern behind a Jacobian mismatch (a factor, a sign, a swap, a wrong dim), in one line;
 - ``surrogates``: backwards that are not meant to be derivatives (gradient hooks, straight-through estimators);
@@ -33,7 +34,7 @@ The modules, one idea each (a test keeps this list complete):
 - ``gradchecks``: gradcheck, gradgradcheck, forward AD and the as-written re-run;
 - ``funcchecks``: torch.func checks (vmap, jacrev) for Functions that declare torch.func support;
 - ``proof``: which inputs and outputs a passing gradcheck compared a non-zero Jacobian for (a ✓ is a proof);
-- ``verdict``: the run's conclusion from its check records;
+- ``verdict``: the run's conclusion from its check records, and which failure explains the others;
 - ``explore``: where a run looks beyond its first inputs (the project's callers instead, other inputs
   for inputs nothing moved with, ties and equal inputs, each mode the code names);
 - ``job``: one run from request to result;

@@ -10,6 +10,7 @@ import torch
 from .outcome import Outcome
 from .tensors import as_tuple, away_from_zero, is_tensor, max_abs_diff
 from .text import fmt
+from .writes import find_writes, write_location, writes_to_leaf
 
 
 def check_forward(subject, result):
@@ -42,8 +43,8 @@ def check_input_mutation(subject, result):
     try:
         subject.call(inputs)
     except RuntimeError as e:
-        if "leaf Variable that requires grad" in str(e) and "in-place" in str(e):
-            return _mutated_record(subject, [], str(e))
+        if writes_to_leaf(e):
+            return _mutated_record(subject, [], str(e), subject.reporter.user_frames(e)[-1:])
         raise
     changed = []
     for i, before, ver in snap:
@@ -53,25 +54,36 @@ def check_input_mutation(subject, result):
             changed.append({"input": subject.in_names[i], "position": i, "max_change": d,
                             "version_bumped": t._version != ver})
     if changed:
-        return _mutated_record(subject, changed, None)
+        writes = find_writes(subject.call, subject.fresh(), subject.in_names, subject.reporter.roots)
+        return _mutated_record(subject, changed, None, writes)
     return {"status": "pass"}
 
 
-def _mutated_record(subject, changed, torch_message):
+def _mutated_record(subject, changed, torch_message, writes):
+    """``writes``: where the user's code wrote to the inputs (writes.find_writes), or the
+    frame that raised torch's error about a leaf, when known."""
     if changed:
         names = ", ".join(c["input"] for c in changed)
         summary = "✗ forward modifies its input%s %s in place" % ("s" if len(changed) > 1 else "", names)
     else:
         summary = "✗ forward modifies a leaf input that requires grad in place"
+    if writes and writes[0].get("code"):
+        summary += ": `%s` (line %d)" % (writes[0]["code"], writes[0]["line"])
     msg = ("gradcheck perturbs inputs and re-runs forward; a forward that changes its inputs makes the "
            "numerical Jacobian meaningless. Work on a copy (x = x.clone()) or use ctx.mark_dirty and "
            "return the modified tensor.")
     if torch_message:
         msg = torch_message + "\n" + msg
-    return {"status": "fail", "verdict": "input_mutated", "message": summary,
-            "details": {"changed": changed},
-            "_outcome": Outcome("fail", "input_mutated", summary, msg,
-                                location=subject.reporter.location_for("forward"))}
+    location = subject.reporter.location_for("forward")
+    if writes:
+        write = writes[0]
+        location = write_location(write) if "position" in write else \
+            {"file": write["file"], "line": write["line"], "function": write["function"], "reason": "raised here"}
+    details = {"changed": changed}
+    if writes and "position" in writes[0]:
+        details["writes"] = writes
+    return {"status": "fail", "verdict": "input_mutated", "message": summary, "details": details,
+            "_outcome": Outcome("fail", "input_mutated", summary, msg, location=location)}
 
 
 def check_random_op(subject, result):

@@ -9,12 +9,15 @@ dispatch), which does not run gradcheck itself: each failing test becomes a verd
 points at the source to fix (the op's definition, its fake impl, its registered backward).
 """
 
+import re
+
 import torch
 
 from .inputs import params as P
 from .introspect import def_of
 from .outcome import Outcome
 from .text import first_line
+from .writes import find_writes, write_location
 
 OPCHECK_TESTS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
 # test -> (verdict, which source line to fix, what to say)
@@ -155,10 +158,31 @@ def check_opcheck(subject, result):
     text = first_line(str(error))
     if verdict == "op_fake_tensor" and "no fake impl registered" in text:
         what, where = "the op has no fake implementation (needed by torch.compile, export, FX tracing)", "op"
+    loc = subject.op_locations.get(where) or subject.op_locations.get("op")
+    write = _undeclared_write(subject, text) if test == "test_schema" else None
+    if write is not None:
+        what = "the op writes to its input `%s`%s but mutates_args does not list it" % (
+            write["input"], " (`%s`, line %d)" % (write["code"], write["line"]) if write.get("code") else "")
+        loc = write_location(write)
+        details["writes"] = [write]
     summary = "✗ opcheck %s: %s" % (test.replace("test_", ""), what)
     message = "%s: %s%s" % (type(error).__name__, text, "" if len(failed) == 1 else
                             " (also failing: %s)" % ", ".join(t for t, _ in failed[1:]))
-    loc = subject.op_locations.get(where) or subject.op_locations.get("op")
     details["failed"] = [t for t, _ in failed]
     return {"status": "fail", "verdict": verdict, "message": summary, "details": details,
             "_outcome": Outcome("fail", verdict, summary, message, location=loc)}
+
+
+_UNDECLARED_WRITE = re.compile(r"Argument (\w+) is not defined as mutable but was mutated")
+
+
+def _undeclared_write(subject, text):
+    """Where the op's code writes to the argument opcheck says it mutates undeclared: the
+    line (writes.find_writes), or None when opcheck said something else or no line of the
+    user's code did it (a write in a C++ kernel)."""
+    m = _UNDECLARED_WRITE.search(text)
+    if m is None:
+        return None
+    name = m.group(1)
+    writes = find_writes(subject.call, subject.fresh(), subject.in_names, subject.reporter.roots)
+    return next((w for w in writes if w["input"] == name), None)

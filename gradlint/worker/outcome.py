@@ -100,6 +100,8 @@ class Reporter(object):
             fn = frames[-1]["function"]
             if fn in _USER_PHASES:
                 phase = fn if fn != "vjp" else "backward"
+            else:
+                phase = self._op_phase(frames) or phase
         elif not frames and phase == "check" and "Backward" in str(exc):
             phase = "backward"  # raised by the autograd engine about a Function's backward
         return {
@@ -108,6 +110,18 @@ class Reporter(object):
             "phase": phase,
             "traceback": frames,
         }
+
+    def _op_phase(self, frames):
+        """A custom op's piece the innermost of ``frames`` that is one runs in: the op's own
+        function is its forward (their names are the user's, not forward/backward)."""
+        pieces = (("op", "forward"), ("backward", "backward"), ("setup_context", "setup_context"))
+        for frame in reversed(frames):
+            for key, phase in pieces:
+                loc = self.op_locations.get(key)
+                if loc and loc.get("file") == frame["file"] and loc.get("function") \
+                        and loc["function"].split(".")[-1] == frame["function"]:
+                    return phase
+        return None
 
     def location_for(self, why, info=None):
         if info and info.get("traceback"):

@@ -1,6 +1,10 @@
 """The run's conclusion from its check records.
 
-- The first failing check decides, in plan order, with three exceptions:
+- When several checks fail, the failure that explains the others decides (``PRECEDENCE``
+  below): a broken contract (an input written in place, a custom op's schema) before the
+  exception or mismatch it causes, a forward that raises before anything downstream, a wrong
+  number of gradients before a Jacobian mismatch. The report names the failures it explains.
+- Otherwise the first failing check decides, in plan order, with three exceptions:
 - gradcheck is judged over all input draws: it fails when most draws fail; when draws
   disagree the run is **inconclusive** (a point near a kink or an unstable region),
   unless only kinks failed;
@@ -22,6 +26,125 @@ from .proof import describe, gather, is_first_order
 
 _KINK = "non_differentiable_point"
 _PROOFS = ("gradcheck", "gradgradcheck", "forward_ad", "vmap", "jacrev", "opcheck")  # named in a ✓ summary
+
+
+# -- which failure explains the others ------------------------------------------------------
+# Checks that call the user's forward on real tensors as it is (no fake tensors; gradcheck's
+# draws are "gradcheck (draw N)"): a forward that raises there is forward's own failure.
+_PLAIN_FORWARD = ("forward", "sensitivity", "input_mutation", "random_op", "nondeterminism", "gradcheck",
+                  "as_written")
+# Checks that run forward again on real tensors (plainly, with dual numbers, or under vmap)
+_RUN_FORWARD = _PLAIN_FORWARD + ("gradgradcheck", "forward_ad", "vmap", "jacrev", "gradcheck (")
+# Checks that run the first-order backward (gradgradcheck differentiates it, jacrev through it)
+_RUN_BACKWARD = ("nondeterminism", "gradcheck", "gradgradcheck", "jacrev", "as_written", "gradcheck (")
+_UNDECLARED_MUTATION = "is not defined as mutable but was mutated"  # opcheck's test_schema, torch 2.13
+# torch's engine, about what a backward returned (validate_outputs): no Jacobian to compare
+_GRADIENT_COUNT = ("returned an incorrect number of gradients", "returned an invalid gradient at index")
+
+
+def _breaks_contract(rec):
+    return rec.get("verdict") in ("input_mutated", "op_schema")
+
+
+def _forward_raised(rec):
+    return rec["name"] == "forward" or (rec["name"] in _PLAIN_FORWARD and rec.get("verdict") == "exception"
+                                        and _phase(rec) == "forward")
+
+
+def _wrong_gradient_count(rec):
+    text = (_exception(rec) or {}).get("message") or rec.get("message") or ""
+    return rec["name"] in ("nondeterminism", "gradcheck", "as_written") and rec.get("verdict") == "exception" \
+        and any(s in text for s in _GRADIENT_COUNT)
+
+
+def _runs(names):
+    return lambda rec, decisive: rec["name"].startswith(names)
+
+
+def _wrote_an_input(rec):
+    """The contract break is a write to an input: the runner saw it (input_mutated), or opcheck's
+    test_schema did (torch: "Argument x is not defined as mutable but was mutated")."""
+    if rec.get("verdict") == "input_mutated" or (rec.get("details") or {}).get("writes"):
+        return True
+    oc = _outcome_of(rec)
+    said = [oc.summary, oc.message, str((rec.get("details") or {}).get("tests") or "")]
+    return any(_UNDECLARED_MUTATION in (text or "") for text in said)
+
+
+def _after_a_write(rec, decisive):
+    """A check that ran forward again after forward wrote to one of its inputs. A schema failure
+    that is not a write (an output that aliases an input) does not change the inputs: it
+    explains no other failure, which the report then lists as also failing."""
+    return _wrote_an_input(decisive) and _runs(_RUN_FORWARD)(rec, decisive)
+
+
+class Cause(object):
+    """A row of PRECEDENCE: which failing check records it ``holds(rec)``, and which other
+    failures the decisive one ``explains(other, decisive)`` (they come from it: the report says so)."""
+
+    def __init__(self, row, why, holds, explains):
+        self.row, self.why, self.holds, self.explains = row, why, holds, explains
+
+
+# When several checks fail, the verdict, the summary and the location come from the failure to fix
+# first. Rows, strongest first: the first row that a failing check belongs to decides (between two
+# checks of one row, the one that ran first); the report names the other failures, and says which
+# of them the decisive one explains. Failures that belong to no row are judged as before: the first
+# failing check in plan order, with the exceptions in the module docstring. A new verdict goes into
+# the row of its kind, or into a new row at its place in this order, or stays out of the table to
+# be judged in plan order. (docs/run-result-schema.md, 3.2, "When several checks fail")
+PRECEDENCE = (
+    Cause("contract", "forward writes to its inputs, or a custom op's schema does not say what the op does "
+                      "(mutates_args, aliasing): after a write, every check that ran forward again ran it on "
+                      "inputs that changed under it", _breaks_contract, _after_a_write),
+    Cause("forward", "forward raised on the checked inputs: nothing that needs forward ran on a working one",
+          _forward_raised, _runs(_RUN_FORWARD)),
+    Cause("gradient_count", "backward returned the wrong number of gradients (or one of the wrong shape): "
+                            "there is no Jacobian to compare",
+          _wrong_gradient_count,
+          lambda rec, decisive: _runs(_RUN_BACKWARD)(rec, decisive) or rec.get("verdict") == "op_compile"),
+)
+
+
+def _cause(records):
+    """(the failing check record to report, its PRECEDENCE row), or (None, None)."""
+    failing = [r for r in records if r["status"] in ("fail", "error") and not r["name"].startswith("gradcheck (")]
+    for cause in PRECEDENCE:
+        for rec in failing:
+            if cause.holds(rec):
+                return rec, cause
+    return None, None
+
+
+def _explain(result, rec, cause, records):
+    """Name the other failures once each (torch's sentence once), those ``rec`` explains first."""
+    explained, other = [], []
+    for r in records:
+        if r is rec or r["status"] not in ("fail", "error") or r["name"].startswith("gradcheck (draw"):
+            continue
+        oc = _outcome_of(r)
+        loc = oc.extra.get("location") or {}
+        at = " (line %s)" % loc["line"] if loc.get("line") and loc.get("file") == (
+            result.get("location") or {}).get("file") else ""
+        said = "%s%s: %s" % (r["name"], at, _strip(oc.summary or r["name"]).split(" Hint: ")[0].rstrip("."))
+        (explained if cause.explains(r, rec) else other).append((r["name"], said))
+    lines = []
+    if explained:
+        lines.append("Fix this first: it also explains %s." % "; ".join(said for _, said in explained))
+    if other:
+        lines.append("Also failing: %s." % "; ".join(said for _, said in other))
+    if lines:
+        result["message"] = "\n".join(([result["message"]] if result.get("message") else []) + lines)
+    if explained:
+        result["explains"] = [name for name, _ in explained]
+
+
+def _exception(rec):
+    return (rec.get("details") or {}).get("exception") or _outcome_of(rec).extra.get("exception")
+
+
+def _phase(rec):
+    return (_exception(rec) or {}).get("phase")
 
 
 def apply_outcome(result, oc):
@@ -99,6 +222,11 @@ def _close_draws(result, draws):
 
 
 def conclude(result, records, opts):
+    rec, cause = _cause(records)
+    if rec is not None:
+        _decide(result, rec)
+        _explain(result, rec, cause, records)
+        return
     variant = (result.get("target") or {}).get("variant")
     strict = bool(opts.get("strict"))
     if not strict and _shape_dependent(result, records):

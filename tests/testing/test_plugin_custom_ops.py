@@ -58,3 +58,49 @@ def test_custom_ops_are_collected_checked_and_skipped_with_the_reason(project):
                                  "only (device_types=); gradlint runs on the CPU"])
     # opcheck's compile test logs torch's structured trace: not in the failure's report
     assert "torch.__trace" not in result.stdout.str()
+
+
+CLAMP_OP = '''import torch
+
+
+@torch.library.custom_op("pluginfixture::relu_inplace", mutates_args=())
+def relu_inplace(x: torch.Tensor) -> torch.Tensor:
+    y = x.clamp_(min=0.0)
+    return y.clone()
+
+
+@relu_inplace.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def setup_context(ctx, inputs, output):
+    (x,) = inputs
+    ctx.save_for_backward(x)
+
+
+def backward(ctx, grad):
+    (x,) = ctx.saved_tensors
+    return grad * (x > 0)
+
+
+relu_inplace.register_autograd(backward, setup_context=setup_context)
+'''
+
+
+def test_a_failure_leads_with_its_cause_and_names_the_finding_on_it(pytester: pytest.Pytester):
+    # issue 29: the op clamps x in place undeclared; gradcheck raises in backward, opcheck's
+    # schema test fails, `gradlint check` reports GL032 on the clamp
+    pytester.makepyfile(clamp_op=CLAMP_OP)
+    result = pytester.runpytest_subprocess("-W", "ignore:Failed to initialize NumPy", "--gradlint",
+                                           "--gradlint-no-cache", "clamp_op.py", timeout=300)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "✗ relu_inplace: opcheck schema: the op writes to its input `x` (`y = x.clamp_(min=0.0)`, line 6) "
+        "but mutates_args does not list it",
+        "    at clamp_op.py:6 (relu_inplace)",
+        "    RuntimeError: Argument x is not defined as mutable but was mutated",
+        "    Fix this first: it also explains gradcheck (line 21): RuntimeError in backward: *",
+        "    likely cause: clamp_op.py:6: GL032 custom op `pluginfixture::relu_inplace` writes to its input `x`*",
+    ])
+    assert result.stdout.str().count("modified by an inplace operation") == 1

@@ -22,6 +22,7 @@ from ..introspect import value_params
 from ..outcome import Outcome, is_memory_error, needs_a_device
 from ..tensors import as_tuple, away_from_zero, is_tensor
 from ..text import exc_text, first_line
+from ..writes import leaf_write_outcome, writes_to_leaf
 
 MAX_ATTEMPTS = 240
 MAX_SECONDS = 20.0
@@ -542,6 +543,8 @@ class Search(object):
                                "✗ the op `%s` has no kernel for the %s backend: register one "
                                "(torch.library.impl, Library.impl, register_kernel)" % (op, device),
                                first_line(text).split(". ")[0] + ".", location=locations.get("op"))
+            if same and writes_to_leaf(first_exc):  # the code writes to its input: no input helps
+                return leaf_write_outcome(first_exc, self.reporter, self.attempts)
             if same and code_bug and not _abstract(first_exc):
                 oc = self.reporter.user_exception(first_exc, "forward")
                 oc.extra["synthesis"] = {"attempts": self.attempts, "params": [p.describe() for p in self.params]}
