@@ -64,7 +64,7 @@ class Suite:
     tests: tuple[str, ...] = ()  # paths under the package root; () = every test file
     pytest_args: tuple[str, ...] = ()
     source: str = "."  # what goes on PYTHONPATH ("src" for src layouts)
-    timeout: int = 900  # seconds of wall time for the whole run
+    timeout: int = 420  # seconds of wall time for the whole run (records so far count)
 
 
 # Only packages whose published files hold tests that exercise Functions or gradcheck.
@@ -341,7 +341,8 @@ def compare(records: list[dict], findings: list[dict], models: dict[str, StaticM
     functions = [f for m in models.values() for f in m.functions]
     # facts: gradcheck inputs
     for call in calls:
-        runs = _runs_at(records, "gradcheck", call.file, call.start, call.end)
+        runs = [r for r in _runs_at(records, "gradcheck", call.file, call.start, call.end)
+                if r["variant"] == call.variant]  # (not gradgradcheck's inner gradcheck)
         if not runs:
             verdicts.unexercised["gradcheck call"] += 1
             continue
@@ -393,7 +394,9 @@ def compare(records: list[dict], findings: list[dict], models: dict[str, StaticM
         where = f"{file}:{line}"
         if code in ("GL001", "GL002", "GL003"):
             call = next((c for c in calls if c.file == file and c.start <= line <= c.end), None)
-            runs = [] if call is None else _runs_at(records, "gradcheck", file, call.start, call.end)
+            runs = [] if call is None else [
+                r for r in _runs_at(records, "gradcheck", file, call.start, call.end)
+                if r["variant"] == call.variant]
             if not runs:
                 verdicts.unexercised[code] += 1
                 continue
@@ -478,6 +481,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="")
     parser.add_argument("--markdown", action="store_true", help="compare: a table for benchmarks/")
     parser.add_argument("--json", type=Path, help="compare: write the verdicts here")
+    parser.add_argument("--keep", action="store_true",
+                        help="record: skip the packages that have records already")
     args = parser.parse_args(argv)
     packages = [p for p in soundness_corpus.selected(args.split, args.only) if p[0] in SUITES]
     cache = args.cache_dir
@@ -494,6 +499,8 @@ def main(argv: list[str] | None = None) -> int:
             venv = oracle_dir(cache) / "venvs" / name
             if not (venv / ".ready").exists() or name not in roots:
                 print(f"{name}: not set up")
+                continue
+            if args.keep and (records_dir / f"{name}.jsonl").exists():
                 continue
             log(f"running {name}'s tests ...")
             result = run_suite(name, roots[name], SUITES[name], venv, records_dir / f"{name}.jsonl")
