@@ -132,9 +132,11 @@ class _KeywordsThroughVariable(cst.CSTTransformer):
         self.count = 0
         self.pending: list[cst.BaseSmallStatement] = []
         self.depth = 0
+        self.inside = False
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self.pending = []
+        self.inside = True
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         self.depth += 1
@@ -153,12 +155,11 @@ class _KeywordsThroughVariable(cst.CSTTransformer):
         return updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if self.depth or not _dotted(updated.func).startswith(FACTORY_PREFIXES):
-            return updated
+        if self.depth or not self.inside or not _dotted(updated.func).startswith(FACTORY_PREFIXES):
+            return updated  # (only calls of simple statements: the assignment goes before)
         keywords = [a for a in updated.args if a.keyword is not None]
         if not keywords or any(a.star for a in updated.args):
             return updated
-        # a keyword value must not read a name the statement binds (walrus) — rare; skip
         self.count += 1
         name = f"_kw{self.count}"
         value = cst.Call(cst.Name("dict"), [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in keywords])
@@ -167,6 +168,7 @@ class _KeywordsThroughVariable(cst.CSTTransformer):
         return updated.with_changes(args=[*rest, cst.Arg(cst.Name(name), star="**")])
 
     def leave_SimpleStatementLine(self, original, updated):
+        self.inside = False
         if not self.pending:
             return updated
         lines = [cst.SimpleStatementLine([assign]) for assign in self.pending]
@@ -672,7 +674,6 @@ def main(argv: list[str] | None = None) -> int:
         roots = [(n, r) for n, _v, _k, r in soundness_corpus.fetch(
             args.cache_dir, soundness_corpus.selected(split, args.only))]
     linter = mutation_harness.Linter()
-    linter_rules = None  # every rule
 
     def codes(path: Path, text: str, root: Path) -> Counter:
         return Counter(f.code for f in all_findings(linter, path, text, root))
@@ -706,8 +707,6 @@ def main(argv: list[str] | None = None) -> int:
                         mutants_total[name] += 1
                         if codes(path, variant, root)[mutant.rule] > codes(path, base, root)[mutant.rule]:
                             mutants_caught[name] += 1
-        del linter_rules
-        linter_rules = None
     print(f"{'rewrite':<18}{'files':>7}{'new findings':>14}{'findings kept':>15}"
           + (f"{'mutants':>9}{'caught':>8}" if args.mutants else ""))
     for name in REWRITES:
@@ -730,7 +729,7 @@ def all_findings(linter, path: Path, text: str, root: Path) -> list:
     from gradlint.engine.config import ConfigResolver
 
     resolver = linter.resolvers.setdefault(root, ConfigResolver(root))
-    options = options_for(path, resolver.for_path(path), [], ())
+    options = options_for(path, resolver.for_path(path), None, ())
     report = lint_text(text, path, str(path), options, cache=linter.cache)
     return [f for f in report.findings if f.code not in ("GL000", "GL009")]
 
