@@ -193,7 +193,7 @@ def run_suite(name: str, root: Path, suite: Suite, venv: Path, out: Path,
                OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1",
                MPLBACKEND="Agg", NUMBA_CACHE_DIR=str(out.parent / "numba-cache"))
     cmd = ["nice", "-n", "10", str(python_of(venv)), "-m", "pytest", "-q", "-p", "oracle_probe",
-           "-p", "no:cacheprovider", "-x" if False else "-q", "--rootdir", str(root),
+           "-p", "no:cacheprovider", "--continue-on-collection-errors", "--rootdir", str(root),
            "-o", "addopts=", "--import-mode=prepend", *suite.pytest_args, *files]
     started = time.monotonic()
     try:
