@@ -64,23 +64,27 @@ class Suite:
     tests: tuple[str, ...] = ()  # paths under the package root; () = every test file
     pytest_args: tuple[str, ...] = ()
     source: str = "."  # what goes on PYTHONPATH ("src" for src layouts)
+    extra_paths: tuple[str, ...] = ()  # more directories for PYTHONPATH (a tests' helpers)
     timeout: int = 420  # seconds of wall time for the whole run (records so far count)
 
+
+TORCHVISION = "torchvision==0.28.0"  # the release made for torch 2.13
 
 # Only packages whose published files hold tests that exercise Functions or gradcheck.
 SUITES: dict[str, Suite] = {
     "xitorch": Suite(tests=("xitorch/_tests",)),
-    "norse": Suite(deps=("nir", "nirtorch"), tests=("norse/torch",),
+    "norse": Suite(deps=("nir", "nirtorch", TORCHVISION), tests=("norse/torch",),
                    pytest_args=("-k", "not cuda and not gpu")),
     "optimum-quanto": Suite(deps=("ninja", "safetensors", "huggingface_hub"), tests=("test/library", "test/tensor", "test/nn"),
                             pytest_args=("-k", "not cuda and not mps and not xpu")),
-    "memcnn": Suite(deps=("SimpleITK", "tqdm"), tests=("memcnn/models",)),
+    "memcnn": Suite(deps=("SimpleITK", "tqdm", TORCHVISION), tests=("memcnn/models",)),
     "pytorch-finufft": Suite(deps=("finufft",), tests=("tests",)),
     "torchsparsegradutils": Suite(deps=("packaging",), tests=("torchsparsegradutils/tests",),
                                   pytest_args=("-k", "not cuda and not jax and not cupy")),
-    "torchopt": Suite(deps=("optree", "typing-extensions", "graphviz"), tests=("tests",)),
+    "torchopt": Suite(deps=("optree", "typing-extensions", "graphviz"), tests=("tests",),
+                      extra_paths=("tests",)),
     "torchlpc": Suite(deps=("numba",), tests=("tests",)),
-    "deepinv": Suite(deps=("matplotlib", "tqdm", "einops", "natsort", "h5py", "requests", "torchmetrics"),
+    "deepinv": Suite(deps=(TORCHVISION, "matplotlib", "tqdm", "einops", "natsort", "h5py", "requests", "torchmetrics"),
                      tests=("deepinv/tests",)),
     "cola-ml": Suite(deps=("tqdm", "cola-plum-dispatch==0.1.4", "optree"), tests=("tests",)),
     "torchgeometry": Suite(tests=("test",)),
@@ -144,8 +148,9 @@ def setup(cache: Path, packages) -> dict[str, str]:
             continue
         venv = root / "venvs" / name
         ready = venv / ".ready"
-        if ready.exists():
-            status[name] = ready.read_text().strip()
+        wanted = "ok " + " ".join(suite.deps)
+        if ready.exists() and ready.read_text().strip() == wanted:
+            status[name] = "ok"
             continue
         make_venv(venv)
         (site_packages(venv) / "gradlint_oracle_base.pth").write_text(str(site_packages(base)) + "\n")
@@ -155,7 +160,7 @@ def setup(cache: Path, packages) -> dict[str, str]:
                 status[name] = "deps failed: " + " ".join(done.stderr.strip().splitlines()[-2:])[:300]
                 log(f"{name}: {status[name]}")
                 continue
-        ready.write_text("ok\n")
+        ready.write_text(wanted + "\n")
         status[name] = "ok"
     return status
 
@@ -189,7 +194,8 @@ def run_suite(name: str, root: Path, suite: Suite, venv: Path, out: Path,
     if not files:
         return {"package": name, "files": 0, "status": "no relevant test files"}
     env = dict(os.environ, GRADLINT_ORACLE_OUT=str(out), CUDA_VISIBLE_DEVICES="",
-               PYTHONPATH=os.pathsep.join([str(HERE), str(root / suite.source)]),
+               PYTHONPATH=os.pathsep.join([str(HERE), str(root / suite.source),
+                                           *(str(root / p) for p in suite.extra_paths)]),
                OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1",
                MPLBACKEND="Agg", NUMBA_CACHE_DIR=str(out.parent / "numba-cache"))
     cmd = ["nice", "-n", "10", str(python_of(venv)), "-m", "pytest", "-q", "-p", "oracle_probe",
@@ -497,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
         setup(cache, packages)
         for name, _version, _split, _why in packages:
             venv = oracle_dir(cache) / "venvs" / name
-            if not (venv / ".ready").exists() or name not in roots:
+            if not (venv / ".ready").exists() or name not in roots:  # (setup said why)
                 print(f"{name}: not set up")
                 continue
             if args.keep and (records_dir / f"{name}.jsonl").exists():
