@@ -17,6 +17,7 @@ import pytest
 
 from gradlint.engine.linter import LintOptions, lint_source
 from gradlint.rules import ALL_RULES
+from gradlint.rules.examples import all_examples
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "metamorphic.py"
 
@@ -43,8 +44,8 @@ def _codes(code: str) -> Counter:
 
 def _examples(kind: str):
     for rule in ALL_RULES:
-        for index, example in enumerate(getattr(rule, kind)):
-            yield rule, index, _code(example.code)
+        for example in all_examples(rule, kind):
+            yield rule, example.index, _code(example.case.code)
 
 
 # Until the analysis reads `**mapping` soundly (gradlint.analysis.arguments, issue 24, lands
