@@ -48,22 +48,10 @@ def _examples(kind: str):
             yield rule, example.index, _code(example.case.code)
 
 
-# Until the analysis reads `**mapping` soundly (gradlint.analysis.arguments, issue 24, lands
-# after the rules reorganisation), a keyword moved into `**` is read as absent: those
-# variants are expected to fail, and must pass from then on.
-try:
-    import gradlint.analysis.arguments  # noqa: F401
-    KWARGS_SOUND = True
-except ImportError:
-    KWARGS_SOUND = False
-
-
 def _valid_cases():
     for rule, index, code in _examples("VALID"):
         for name, variant in metamorphic.variants(code):
-            marks = () if KWARGS_SOUND or not name.startswith("kwargs") else (
-                pytest.mark.xfail(reason="`**mapping` read as absent before issue 24's fix"),)
-            yield pytest.param(code, variant, id=f"{rule.code}-VALID-{index}-{name}", marks=marks)
+            yield pytest.param(code, variant, id=f"{rule.code}-VALID-{index}-{name}")
 
 
 @pytest.mark.parametrize("original, variant", list(_valid_cases()))

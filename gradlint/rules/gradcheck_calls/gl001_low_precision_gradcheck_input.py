@@ -49,7 +49,9 @@ class LowPrecisionGradcheckInput(Rule):
 
     Inputs that do not require grad are constants to gradcheck and may have any dtype.
     gradlint stays silent when the call sets `eps=` to `1e-4` or more (or to a value it
-    cannot read): that is how float32 code is checked on purpose.
+    cannot read, or passes `**options` that may set it): that is how float32 code is
+    checked on purpose. A `dtype=` or `requires_grad=` that may come in through
+    `**kwargs` is unknown, not absent (a literal `**{"dtype": torch.float64}` is read).
 
     ## Example
     ```python
@@ -71,7 +73,10 @@ class LowPrecisionGradcheckInput(Rule):
     its title says why: the name is read elsewhere in the function, or it is a module-level
     name. In a notebook every cell's names are module-level (other cells, and the kernel's
     state, may read them), so a tensor made in one cell and checked in another gets an
-    unsafe fix there, while the same lines inside a test function get a safe one.
+    unsafe fix there, while the same lines inside a test function get a safe one. No fix
+    adds `dtype=` to a call that also passes `**mapping`: the mapping may hold `dtype`
+    too, and the fixed call would raise `TypeError: got multiple values for keyword
+    argument 'dtype'`.
 
     ## References
     - [torch.autograd.gradcheck](https://docs.pytorch.org/docs/stable/generated/torch.autograd.gradcheck.gradcheck.html)
@@ -262,7 +267,7 @@ def _step_chosen_for_low_precision(call: GradcheckCall, evaluator) -> bool:
     """`eps=` of 1e-4 or more (or a value that cannot be read): float32 on purpose."""
     eps = call.keyword("eps")
     if eps is None:
-        return False
+        return call.may_pass("eps")  # `**options` may choose it
     values = _possible_numbers(eps.value, call.site, evaluator)
     if values is None:
         return True

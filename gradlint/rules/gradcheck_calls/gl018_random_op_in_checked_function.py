@@ -147,8 +147,8 @@ def _random_call(context: ModuleContext, region: Region) -> tuple[cst.Call, str]
     for node, name, conditional in qualified:
         if conditional:
             continue  # `if self.training: ...`: it may not run
-        if _keyword(node, "generator") is not None:
-            continue
+        if _keyword(node, "generator") is not None or any(a.star == "**" for a in node.args):
+            continue  # a generator (maybe in `**options`): a seeded draw
         if name in torch_ops.RANDOM_FUNCTIONS:
             return node, ""
         if name in torch_ops.DROPOUT_FUNCTIONS and _dropout_is_random(node):
