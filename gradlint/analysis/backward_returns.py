@@ -294,6 +294,43 @@ def differentiable_inputs(function: AutogradFunction) -> dict[str, int]:
     found = {}
     for position, param in enumerate(signature[0]):
         name = param.name.value
+        if _annotated_as_scalar(param):
+            continue  # `dt: float`: the author says it is no tensor (a gradient for it is GL022's)
         if len(forward.scope.table.bindings.get(name, [])) == 1 and gets_gradient(function, position):
             found[name] = position
     return found
+
+
+_SCALAR_ANNOTATIONS = frozenset({"float", "int", "bool", "str", "complex", "bytes", "None"})
+
+
+def _annotated_as_scalar(param: cst.Param) -> bool:
+    """``x: float``, ``x: Optional[int]``, ``x: int | None``, ``x: "float"``."""
+    if param.annotation is None:
+        return False
+    node = param.annotation.annotation
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        try:
+            node = cst.parse_expression(value) if isinstance(value, str) else node
+        except cst.ParserSyntaxError:
+            return False
+    names: list[str] = []
+
+    def collect(expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name):
+            names.append(expr.value)
+            return True
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+            return collect(expr.left) and collect(expr.right)
+        if isinstance(expr, cst.Subscript) and _last_name(expr.value) in ("Optional", "Union"):
+            return all(isinstance(e.slice, cst.Index) and collect(e.slice.value) for e in expr.slice)
+        return False
+
+    return collect(node) and bool(names) and all(n in _SCALAR_ANNOTATIONS for n in names)
+
+
+def _last_name(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return expr.value if isinstance(expr, cst.Name) else None
