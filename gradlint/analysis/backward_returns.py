@@ -16,7 +16,7 @@ from .scopes import Site, find_site
 from .traverse import visit
 
 __all__ = ["Returned", "backward_returns", "certainly_not_none", "differentiable_inputs",
-           "gets_gradient", "returned_values", "tuple_arithmetic"]
+           "gets_gradient", "is_list", "returned_values", "tuple_arithmetic"]
 
 # torch functions and tensor methods that return tuples, never a single tensor
 _TUPLE_RETURNING = frozenset({
@@ -136,8 +136,8 @@ def _count(value: cst.BaseExpression | None, method: Method, site: Site
         if any(isinstance(e, cst.StarredElement) for e in value.elements):
             return None
         return len(value.elements), tuple(e.value for e in value.elements)
-    if isinstance(value, cst.List):
-        return 1, (value,)  # torch takes a list as one value
+    if is_list(value):
+        return 1, (value,)  # torch takes a list as one value (`[g] + [None] * 4` too)
     if isinstance(value, cst.BinaryOperation):
         counted = tuple_arithmetic(value)
         if counted is not None:
@@ -158,6 +158,19 @@ def _count(value: cst.BaseExpression | None, method: Method, site: Site
     if _single_tensor(value):
         return 1, (value,)
     return None
+
+
+def is_list(value: cst.BaseExpression) -> bool:
+    """A list display, comprehension, or lists concatenated (``[g] + [None] * 4``) or
+    repeated: whatever it holds, backward returns one value (torch counts it as one)."""
+    if isinstance(value, (cst.List, cst.ListComp)):
+        return True
+    if isinstance(value, cst.BinaryOperation):
+        if isinstance(value.operator, cst.Add):
+            return is_list(value.left) and is_list(value.right)
+        if isinstance(value.operator, cst.Multiply):
+            return is_list(value.left) or is_list(value.right)
+    return False
 
 
 def tuple_arithmetic(value: cst.BinaryOperation) -> tuple[int, tuple | None] | None:
