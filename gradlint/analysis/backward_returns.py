@@ -309,7 +309,10 @@ def differentiable_inputs(function: AutogradFunction) -> dict[str, int]:
         name = param.name.value
         if _annotated_as_scalar(param):
             continue  # `dt: float`: the author says it is no tensor (a gradient for it is GL022's)
-        if len(forward.scope.table.bindings.get(name, [])) == 1 and gets_gradient(function, position):
+        # `x -= m` keeps `x` the same tensor (modified in place): not a rebinding
+        rebound = [b for b in forward.scope.table.bindings.get(name, [])
+                   if not isinstance(b.node, cst.AugAssign)]
+        if len(rebound) == 1 and gets_gradient(function, position):
             found[name] = position
     return found
 
