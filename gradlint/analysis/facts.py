@@ -20,6 +20,7 @@ from .callees import Callees
 from .expressions import TENSOR_ONLY_CASTS, Expressions, bool_argument, literal_bool, literal_number
 from .fact_types import (UNKNOWN, DtypeFact, Fact, OpaqueFact, Origin, SequenceFact,  # noqa: F401
                          TensorFact, UnknownFact, merge_facts, without_origins)
+from .held_values import is_test_case, set_up_value
 from .names import BindingKind, compound_bodies, statement_bindings, target_names
 from .scopes import Frame, ModuleContext, Scope, Site, find_site
 from .traverse import visit
@@ -451,7 +452,8 @@ class Evaluator(Expressions):
     def _class_constant(self, expr: cst.Attribute, site: Site, depth: int) -> Fact:
         """``self.dtype`` in a method, with ``dtype = torch.float64`` in the class body and
         no method assigning ``self.dtype``: a dtype or a number (tensors, which tests may
-        change in place, are not followed)."""
+        change in place, are not followed); in a TestCase, what setUp assigns (see
+        held_values.set_up_value)."""
         if not isinstance(expr.value, cst.Name):
             return UNKNOWN
         method = site.scope
@@ -462,6 +464,9 @@ class Evaluator(Expressions):
         if not params or params[0] != expr.value.value or owner is None or owner.kind != "class":
             return UNKNOWN
         binding = owner.table.single_assignment(expr.attr.value)
+        if binding is None and is_test_case(owner, self.context):
+            held = set_up_value(expr, site, owner, self.context)  # `self.x` set in setUp
+            return UNKNOWN if held is None else without_origins(self.fact(held[0], held[1], depth + 1))
         if binding is None or binding.value is None or \
                 _assigns_attribute(owner.node, expr.attr.value):  # type: ignore[arg-type]
             return UNKNOWN

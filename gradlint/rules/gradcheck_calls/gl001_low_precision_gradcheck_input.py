@@ -32,7 +32,9 @@ class LowPrecisionGradcheckInput(Rule):
     gradlint follows a tensor through arithmetic (`0.5 + 2 * torch.rand(n) ** 2`: a Python
     number never promotes a tensor), method chains (`.reshape(...).abs().t()`), torch
     functions, `.detach()` and `torch.no_grad()`, helpers of the same module that return
-    it, and pytest fixtures (in the module, the test class, or a `conftest.py` above it).
+    it, pytest fixtures (in the module, the test class, or a `conftest.py` above it), and
+    attributes a `unittest.TestCase` sets once in `setUp` (when nothing else in the class
+    can change them).
     `functools.partial(gradcheck, ...)`, aliases and small wrappers
     (`def check(f, x): return gradcheck(f, x, eps=1e-6)`) are gradcheck too. A test
     parametrized with `@pytest.mark.parametrize("dtype", [torch.float32, ...])` is checked

@@ -1,0 +1,261 @@
+"""Values that tests keep on objects, followed where nothing else can change them.
+
+Real test suites rarely build gradcheck's inputs on the line before the call: a
+``unittest.TestCase`` builds them in ``setUp``, a case is a dataclass or a NamedTuple, a
+module keeps a Function instance from its ``__init__``. Each function here finds the one
+expression such a value comes from, with the site to evaluate it at, or None when
+anything the analysis does not follow could give the object another value: another
+assignment, ``setattr``/``vars``/``__dict__``, a subclass, a helper it is handed to, an
+in-place change. The evaluator (facts.py) turns the expression into a fact.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import libcst as cst
+
+from .names import body_statements
+from .scopes import Frame, ModuleContext, Scope, Site, function_scope
+from .traverse import visit
+
+__all__ = ["is_test_case", "set_up_value"]
+
+_TEST_CASE_BASES = frozenset({"unittest.TestCase", "unittest.case.TestCase",
+                              "torch.testing._internal.common_utils.TestCase"})
+# names that set or read attributes by name: what they do to an object is not followed
+_REFLECTIVE = frozenset({"setattr", "delattr", "vars", "__dict__", "__setattr__",
+                         "__getattribute__"})
+# unittest's own methods of `self`: they do not change the test's attributes
+_TEST_CASE_METHODS = ("assert", "fail", "skipTest", "subTest", "addCleanup", "id",
+                      "shortDescription")
+
+
+# -- unittest: attributes set in setUp -------------------------------------------------
+def is_test_case(owner: Scope, context: ModuleContext) -> bool:
+    """A class deriving directly from unittest's (or torch's) TestCase only."""
+    node = owner.node
+    if not isinstance(node, cst.ClassDef) or not node.bases or owner.parent is None:
+        return False
+    return all(base.keyword is None and context.qualified(base.value, owner.parent) in _TEST_CASE_BASES
+               for base in node.bases)
+
+
+def set_up_value(expr: cst.Attribute, site: Site, owner: Scope, context: ModuleContext
+                 ) -> tuple[cst.BaseExpression, Site] | None:
+    """``self.x`` read in a method of the TestCase ``owner``: the value ``setUp`` (or
+    ``setUpClass``) assigns, and where, when that is the one binding of ``x`` in the
+    class, a plain statement at the top of setUp, and nothing can change it before the
+    read: no later statement of setUp mentions it (nor calls a base's setUp), no subclass
+    in the module, no reflection, and neither the test method nor the class's own methods
+    it calls change ``self.x`` in place or hand it to other code. For ``setUpClass`` (one
+    value shared by every test) no method of the class may change it."""
+    attr = expr.attr.value
+    cls = owner.node
+    if not isinstance(cls, cst.ClassDef) or attr in owner.table.bindings:
+        return None  # a class attribute, a property, a method of that name: another path
+    setup = next((s for s in owner.statements if isinstance(s, cst.FunctionDef)
+                  and s.name.value in ("setUp", "setUpClass") and attribute_targets(s, attr)), None)
+    if setup is None or reflective(cls) or _derived_from(cls.name.value, context.statements):
+        return None
+    once = setup.name.value == "setUpClass"
+    if [_decorator_name(d) for d in setup.decorators] != (["classmethod"] if once else []):
+        return None
+    targets = attribute_targets(cls, attr)
+    params = [p.name.value for p in setup.params.params]
+    if len(targets) != 1 or not params:
+        return None
+    target = targets[0]
+    if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+            and target.value.value == params[0]):
+        return None
+    setup_scope = function_scope(setup, owner, site)
+    statements = setup_scope.statements
+    found = next((index for index, stmt in enumerate(statements)
+                  if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                  and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1
+                  and stmt.body[0].targets[0].target is target), None)
+    if found is None:
+        return None  # assigned in a branch, a loop, or with other targets
+    if any(mentions_attribute(stmt, attr) or _calls_super(stmt) for stmt in statements[found + 1:]):
+        return None  # changed (or read by a base's setUp) after the assignment
+    method = site.scope.node
+    if not isinstance(method, cst.FunctionDef) or changes_attribute(method, attr, site):
+        return None
+    methods = [s for s in owner.statements if isinstance(s, cst.FunctionDef) and s is not setup]
+    if once:
+        if any(changes_attribute(other, attr, None) for other in methods):
+            return None
+    elif _calls_changing_methods(method, methods, attr):
+        return None
+    assign = statements[found].body[0]  # type: ignore[union-attr]
+    assert isinstance(assign, cst.Assign)
+    return assign.value, Site(setup_scope, (Frame(statements, found),))
+
+
+def _calls_changing_methods(method: cst.FunctionDef, methods: Sequence[cst.FunctionDef],
+                            attr: str) -> bool:
+    """Does the test method hand ``self`` to other code, or call one of the class's
+    methods that changes ``self.<attr>`` (or hands it to other code)?"""
+    params = [p.name.value for p in method.params.params]
+    if not params:
+        return True
+    me = params[0]
+    by_name = {m.name.value: m for m in methods}
+    found: list[cst.CSTNode] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if any(isinstance(a.value, cst.Name) and a.value.value == me for a in node.args):
+                found.append(node)  # `helper(self)`
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
+                    func.value.value == me and not func.attr.value.startswith(_TEST_CASE_METHODS):
+                called = by_name.get(func.attr.value)
+                if called is None or changes_attribute(called, attr, None):
+                    found.append(node)  # an inherited or changing method
+
+    visit(method.body, Finder())
+    return bool(found)
+
+
+# -- what code does to attributes --------------------------------------------------------
+def reflective(node: cst.CSTNode) -> bool:
+    """``setattr``, ``delattr``, ``__dict__``, ``vars(...)``, ``__getattribute__``:
+    attributes set or read by name."""
+    found: list[cst.Name] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            if name.value in _REFLECTIVE:
+                found.append(name)
+
+    visit(node, Finder())
+    return bool(found)
+
+
+def attribute_targets(node: cst.CSTNode, attr: str) -> list[cst.CSTNode]:
+    """Every place in ``node`` that binds or deletes ``<something>.attr``."""
+    found: list[cst.CSTNode] = []
+
+    def check(target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Attribute) and target.attr.value == attr:
+            found.append(target)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                check(element.value)
+        elif isinstance(target, cst.StarredElement):
+            check(target.value)
+
+    class Finder(cst.CSTVisitor):
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            check(target.target)
+
+        def visit_AugAssign(self, assign: cst.AugAssign) -> None:
+            check(assign.target)
+
+        def visit_AnnAssign(self, assign: cst.AnnAssign) -> None:
+            check(assign.target)
+
+        def visit_For(self, loop: cst.For) -> None:
+            check(loop.target)
+
+        def visit_CompFor(self, loop: cst.CompFor) -> None:
+            check(loop.target)
+
+        def visit_Del(self, node: cst.Del) -> None:
+            check(node.target)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            check(node.target)
+
+        def visit_WithItem(self, item: cst.WithItem) -> None:
+            if item.asname is not None:
+                check(item.asname.name)
+
+    visit(node, Finder())
+    return found
+
+
+def mentions_attribute(node: cst.CSTNode, attr: str) -> bool:
+    found: list[cst.Attribute] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.attr.value == attr:
+                found.append(node)
+
+    visit(node, Finder())
+    return bool(found)
+
+
+def changes_attribute(function: cst.FunctionDef, attr: str, site: Site | None) -> bool:
+    """In ``function``: ``<name>.attr.requires_grad_()`` or another in-place method,
+    ``<name>.attr.y = ...``, ``<name>.attr[i] = ...``, or ``<name>.attr`` handed to a call
+    outside the statement of ``site`` (the statement being evaluated; a helper may change
+    it in place)."""
+    statement = site.frames[0].statements[site.frames[0].index] if site and site.frames else None
+    found: list[cst.CSTNode] = []
+
+    def is_it(node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Attribute) and node.attr.value == attr and \
+            isinstance(node.value, cst.Name)
+
+    class Finder(cst.CSTVisitor):
+        def __init__(self, inside: bool) -> None:
+            self.inside = inside
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and is_it(func.value) and \
+                    func.attr.value.endswith("_") and not func.attr.value.startswith("_"):
+                found.append(node)
+            if not self.inside and any(is_it(a.value) for a in node.args):
+                found.append(node)
+
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            if isinstance(target.target, (cst.Attribute, cst.Subscript)) and is_it(target.target.value):
+                found.append(target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if is_it(node.target) or isinstance(node.target, (cst.Attribute, cst.Subscript)) and \
+                    is_it(node.target.value):
+                found.append(node)
+
+    for stmt in body_statements(function.body):
+        visit(stmt, Finder(inside=stmt is statement))
+    return bool(found)
+
+
+def _derived_from(name: str, statements: Sequence[cst.BaseStatement]) -> bool:
+    """Does a class in ``statements`` derive from one named ``name``?"""
+    found: list[cst.ClassDef] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            for base in node.bases:
+                value = base.value
+                if (isinstance(value, cst.Name) and value.value == name) or \
+                        (isinstance(value, cst.Attribute) and value.attr.value == name):
+                    found.append(node)
+
+    for stmt in statements:
+        visit(stmt, Finder())
+    return bool(found)
+
+
+def _calls_super(node: cst.CSTNode) -> bool:
+    found: list[cst.Call] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == "super":
+                found.append(node)
+
+    visit(node, Finder())
+    return bool(found)
+
+
+def _decorator_name(decorator: cst.Decorator) -> str | None:
+    node = decorator.decorator
+    return node.value if isinstance(node, cst.Name) else None
