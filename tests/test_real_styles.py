@@ -37,7 +37,6 @@ PENDING = {
     "default_dtype": "torch.set_default_dtype inside a function",
     "functions_arity": "apply call sites' arity, list concatenation, starred saves",
     "modules_checked": "modules with dropout given to gradcheck",
-    "value_holders": "dataclass and NamedTuple fields",
 }
 
 

@@ -20,7 +20,7 @@ from .callees import Callees
 from .expressions import TENSOR_ONLY_CASTS, Expressions, bool_argument, literal_bool, literal_number
 from .fact_types import (UNKNOWN, DtypeFact, Fact, OpaqueFact, Origin, SequenceFact,  # noqa: F401
                          TensorFact, UnknownFact, merge_facts, without_origins)
-from .held_values import is_test_case, set_up_value
+from .held_values import field_value, is_test_case, set_up_value
 from .names import BindingKind, compound_bodies, statement_bindings, target_names
 from .scopes import Frame, ModuleContext, Scope, Site, find_site
 from .traverse import visit
@@ -447,7 +447,12 @@ class Evaluator(Expressions):
                 if attr == "data":
                     return TensorFact(base.dtype, False, base.dtype_origin, None, base.default_dtype)
                 return self._transferred(transfer.METHODS["t"], [base], [], expr, site)
-        return self._class_constant(expr, site, depth)
+        found = self._class_constant(expr, site, depth)
+        if isinstance(found, UnknownFact) and isinstance(expr.value, cst.Name):
+            held = field_value(expr, site, self.context)  # `case.x` of a dataclass or NamedTuple
+            if held is not None:
+                return self.fact(held[0], held[1], depth + 1)
+        return found
 
     def _class_constant(self, expr: cst.Attribute, site: Site, depth: int) -> Fact:
         """``self.dtype`` in a method, with ``dtype = torch.float64`` in the class body and

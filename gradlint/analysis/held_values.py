@@ -15,11 +15,11 @@ from typing import Sequence
 
 import libcst as cst
 
-from .names import body_statements
+from .names import BindingKind, body_statements
 from .scopes import Frame, ModuleContext, Scope, Site, function_scope
 from .traverse import visit
 
-__all__ = ["is_test_case", "set_up_value"]
+__all__ = ["field_value", "is_test_case", "set_up_value"]
 
 _TEST_CASE_BASES = frozenset({"unittest.TestCase", "unittest.case.TestCase",
                               "torch.testing._internal.common_utils.TestCase"})
@@ -117,6 +117,146 @@ def _calls_changing_methods(method: cst.FunctionDef, methods: Sequence[cst.Funct
 
     visit(method.body, Finder())
     return bool(found)
+
+
+# -- dataclass and NamedTuple fields -----------------------------------------------------
+_RECORD_METHODS = frozenset({"__init__", "__new__", "__post_init__", "__setattr__", "__getattr__",
+                             "__getattribute__", "__init_subclass__", "__set_name__"})
+# `dataclasses.field(...)` arguments that keep a field an ordinary `__init__` parameter
+_PLAIN_FIELD_ARGUMENTS = frozenset({"default", "default_factory", "repr", "compare", "hash",
+                                    "metadata"})
+
+
+def field_value(expr: cst.Attribute, site: Site, context: ModuleContext
+                ) -> tuple[cst.BaseExpression, Site] | None:
+    """``case.x`` where ``case = Case(x=..., y=...)`` was bound once, earlier at the top
+    level of the same function, to a same-module dataclass or NamedTuple that defines its
+    fields plainly (no ``__init__``, ``__post_init__``, properties, ``init=False``...): the
+    argument given for ``x``, and where. Only when ``case`` is used nowhere but in reads
+    of its attributes (not handed to other code, not aliased: even a NamedTuple's tensors
+    can be changed in place there), no attribute of it is assigned, and ``case.x`` is not
+    changed in place or handed to a call outside the statement of the read."""
+    obj, attr = expr.value.value, expr.attr.value  # type: ignore[union-attr]
+    scope = site.scope
+    function = scope.node
+    if scope.kind != "function" or not isinstance(function, cst.FunctionDef) or not site.frames \
+            or reflective(function):
+        return None
+    binding = scope.table.single_assignment(obj)
+    if binding is None or not isinstance(binding.value, cst.Call):
+        return None
+    call = binding.value
+    statements = scope.statements
+    position = next((i for i, stmt in enumerate(statements) if isinstance(stmt, cst.SimpleStatementLine)
+                     and any(small is binding.node for small in stmt.body)), None)
+    if position is None or position >= site.frames[0].index:
+        return None  # bound in a compound statement, or not before the use
+    fields = _record_fields(call.func, context)
+    if fields is None or attr not in fields or any(a.star for a in call.args):
+        return None
+    if _used_otherwise(function, obj) or changes_attribute(function, attr, site):
+        return None
+    positional = [a for a in call.args if a.keyword is None]
+    index = fields.index(attr)
+    value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == attr), None)
+    if value is None and index < len(positional):
+        value = positional[index].value
+    if value is None:
+        return None  # a default (or a missing argument): not followed
+    return value, Site(scope, (Frame(statements, position),))
+
+
+def _record_fields(func: cst.BaseExpression, context: ModuleContext) -> list[str] | None:
+    """The field names, in order, of the module-level dataclass or NamedTuple class named
+    by ``func`` when its ``__init__`` is the generated one taking them in that order."""
+    if not isinstance(func, cst.Name):
+        return None
+    bindings = context.scope.table.bindings.get(func.value, [])
+    if len(bindings) != 1 or bindings[0].kind is not BindingKind.CLASS:
+        return None
+    node = bindings[0].node
+    if not isinstance(node, cst.ClassDef):
+        return None
+    named_tuple = [context.qualified(b.value, context.scope) for b in node.bases] == ["typing.NamedTuple"]
+    dataclass = False
+    for decorator in node.decorators:
+        target = decorator.decorator
+        call = target if isinstance(target, cst.Call) else None
+        if context.qualified(call.func if call else target, context.scope) != "dataclasses.dataclass":
+            return None
+        dataclass = True
+        for arg in (call.args if call else ()):
+            if arg.keyword is None or arg.keyword.value in ("init", "kw_only") or \
+                    not isinstance(arg.value, cst.Name) or arg.value.value not in ("True", "False"):
+                return None
+    if not (named_tuple and not node.decorators or dataclass and not node.bases):
+        return None
+    fields: list[str] = []
+    for stmt in body_statements(node.body):
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            decorators = {d.decorator.value for d in stmt.decorators if isinstance(d.decorator, cst.Name)} \
+                if isinstance(stmt, cst.FunctionDef) else set()
+            if stmt.name.value in _RECORD_METHODS or "property" in decorators:
+                return None
+            continue
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return None
+        for small in stmt.body:
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                annotation = cst.Module(body=[]).code_for_node(small.annotation.annotation)
+                if any(word in annotation for word in ("ClassVar", "InitVar", "KW_ONLY")) or \
+                        not _plain_field(small.value, context):
+                    return None
+                fields.append(small.target.value)
+            elif not isinstance(small, (cst.Expr, cst.Pass)):
+                return None
+    return fields
+
+
+def _plain_field(default: cst.BaseExpression | None, context: ModuleContext) -> bool:
+    """A default that keeps the field a plain ``__init__`` parameter (``field(init=False)``
+    or ``kw_only=True`` would not)."""
+    if not isinstance(default, cst.Call):
+        return True
+    if context.qualified(default.func, context.scope) != "dataclasses.field":
+        return True
+    return all(a.keyword is not None and a.keyword.value in _PLAIN_FIELD_ARGUMENTS for a in default.args)
+
+
+def _used_otherwise(function: cst.FunctionDef, name: str) -> bool:
+    """Is ``name`` used in ``function`` other than by its one binding and by reads of its
+    attributes (``name.x``)? An attribute assigned (``name.x = ...``), a ``del``, the
+    object handed to a call, aliased, returned, iterated: any of these."""
+    reads: set[int] = set()
+    uses: list[cst.Name] = []
+    changes: list[cst.CSTNode] = []
+
+    def is_its_attribute(target: cst.BaseExpression) -> bool:
+        return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and \
+            target.value.value == name
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if is_its_attribute(node):
+                reads.add(id(node.value))
+
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            if is_its_attribute(target.target):
+                changes.append(target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if is_its_attribute(node.target):
+                changes.append(node)
+
+        def visit_Del(self, node: cst.Del) -> None:
+            changes.append(node)  # (any `del`: not followed)
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name:
+                uses.append(node)
+
+    visit(function.body, Finder())
+    return bool(changes) or len([n for n in uses if id(n) not in reads]) != 1
 
 
 # -- what code does to attributes --------------------------------------------------------
