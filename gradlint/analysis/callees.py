@@ -6,15 +6,23 @@ the test class, or a ``conftest.py`` above it: the value is followed into the fu
 ``return`` (or the fixture's ``yield``) with the arguments bound to its parameters. Every
 ``return`` must agree, or the fact is unknown. Values that come from another function
 carry no origin: a fix there would change every caller.
+
+A decorated function is followed only when the decorator keeps its result: staticmethod,
+classmethod, ``functools.lru_cache``/``cache`` (the same object for every caller),
+``torch.no_grad()``/``enable_grad()`` (the body's grad mode is modelled). A name bound to
+a ``def`` inside a function (a fixture returning a factory) is called like a module-level
+function; a parameter left to its literal default (``requires_grad=True``) has that value.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
-from .fact_types import UNKNOWN, Fact, merge_facts, without_origins
+from .fact_types import (UNKNOWN, Fact, OpaqueFact, SequenceFact, TensorFact, merge_facts,
+                         without_origins)
 from .names import BindingKind, dotted_name, parameter_names
 from .scopes import Frame, ModuleContext, Scope, Site, find_site, function_scope, walk_statements
 from .traverse import visit
@@ -23,6 +31,10 @@ if TYPE_CHECKING:
     from .facts import Evaluator
 
 _PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
+_CACHING_DECORATORS = frozenset({"functools.lru_cache", "functools.cache"})
+_GRAD_MODE_DECORATORS = frozenset({"torch.no_grad", "torch.enable_grad", "torch.autograd.no_grad",
+                                   "torch.autograd.enable_grad", "torch.autograd.grad_mode.no_grad",
+                                   "torch.autograd.grad_mode.enable_grad"})
 _MAX_RETURNS = 8
 
 
@@ -68,16 +80,49 @@ class Callees:
     # helpers ---------------------------------------------------------------------------
     def result(self, call: cst.Call, site: Site, depth: int) -> "Fact":
         target = self._callee(call.func, site)
+        if target is None and isinstance(call.func, cst.Name):
+            target = self._local_function_value(call.func, site, depth)
         if target is None:
             return UNKNOWN
         node, def_site, skip_first = target
-        if any(d.decorator is not None and (dotted_name(d.decorator) or "") not in _PLAIN_DECORATORS
-               for d in node.decorators):
-            return UNKNOWN
+        if not all(self._keeps_result(d, def_site) for d in node.decorators):
+            return UNKNOWN  # an unknown decorator may return anything
         arguments = self._bind(node, call, site, depth, skip_first)
         if arguments is None:
             return UNKNOWN
-        return self.value_of(node, def_site, arguments, depth)
+        value = self.value_of(node, def_site, arguments, depth)
+        if any(self._caches(d, def_site) for d in node.decorators):
+            return _shared(value)
+        return value
+
+    def _caches(self, decorator: cst.Decorator, def_site: Site) -> bool:
+        expr = decorator.decorator
+        func = expr.func if isinstance(expr, cst.Call) else expr
+        return self.evaluator.context.qualified(func, def_site.scope) in _CACHING_DECORATORS
+
+    def _local_function_value(self, func: cst.Name, site: Site, depth: int
+                              ) -> tuple[cst.FunctionDef, Site, bool] | None:
+        """``make(3)`` where ``make`` holds a function defined in another function: a
+        fixture that returns a factory (``def make(...): ...; return make``)."""
+        fact = self.evaluator.fact(func, site, depth + 1)
+        if isinstance(fact, OpaqueFact) and fact.kind == "callable" and isinstance(fact.value, tuple):
+            node, def_site = fact.value
+            return node, def_site, False
+        return None
+
+    def _keeps_result(self, decorator: cst.Decorator, def_site: Site) -> bool:
+        """Does the decorated function return what its body returns? staticmethod,
+        classmethod, caching (``functools.lru_cache``/``cache``: the same object again, see
+        _shared) and grad-mode decorators (``torch.no_grad()``: the body's grad mode is
+        modelled)."""
+        expr = decorator.decorator
+        if (dotted_name(expr) or "") in _PLAIN_DECORATORS:
+            return True
+        func = expr.func if isinstance(expr, cst.Call) else expr
+        qualified = self.evaluator.context.qualified(func, def_site.scope)
+        if qualified in _CACHING_DECORATORS:
+            return True
+        return qualified in _GRAD_MODE_DECORATORS and isinstance(expr, cst.Call)
 
     def value_of(self, node: cst.FunctionDef, def_site: Site, arguments: dict[str, "Fact"],
                  depth: int, yields: bool = False) -> "Fact":
@@ -149,8 +194,11 @@ class Callees:
         positional = [a for a in call.args if a.keyword is None]
         if any(a.star for a in call.args):
             return {}  # nothing certain about any parameter
-        if len(positional) > len(params):
-            return None  # *args, or a call that fails
+        star_param = node.params.star_arg if isinstance(node.params.star_arg, cst.Param) else None
+        if len(positional) > len(params) and star_param is None:
+            return None  # a call that fails
+        if star_param is not None:
+            bound[star_param.name.value] = UNKNOWN
         for param, arg in zip(params, positional):
             bound[param.name.value] = without_origins(self.evaluator.fact(arg.value, site, depth + 1))
         for arg in call.args:
@@ -161,7 +209,13 @@ class Callees:
                     self.evaluator.fact(arg.value, site, depth + 1))
         for name, param in keyword_params.items():
             if name not in bound:
-                bound[name] = UNKNOWN  # defaults are evaluated where the def is: not followed
+                # a literal default (`requires_grad=True`) is that value; other defaults
+                # are evaluated where the def is: not followed
+                default = param.default
+                literal = default is not None and (
+                    isinstance(default, (cst.Integer, cst.Float)) or
+                    isinstance(default, cst.Name) and default.value in ("True", "False", "None"))
+                bound[name] = self.evaluator.fact(default, site, depth + 1) if literal else UNKNOWN
         return bound
 
     # pytest fixtures -------------------------------------------------------------------
@@ -205,6 +259,20 @@ class Callees:
                         found[name] = (stmt, Site(context.scope, (Frame(context.statements, index),)))
             self._module_fixtures = found
         return self._module_fixtures
+
+
+def _shared(fact: "Fact") -> "Fact":
+    """A cached helper's result: the same object every caller gets, so any of them may
+    have called ``requires_grad_()`` on it. As for a tensor handed to unknown code, a
+    tensor that requires grad is taken to keep requiring it, and its dtype cannot change
+    in place; one that does not may require grad by now."""
+    if isinstance(fact, TensorFact):
+        if fact.requires_grad is True:
+            return replace(fact, grad_origin=None)
+        return replace(fact, requires_grad=None, grad_origin=None)
+    if isinstance(fact, SequenceFact) and fact.elements is not None:
+        return SequenceFact(fact.kind, tuple(_shared(e) for e in fact.elements), None)
+    return fact
 
 
 def _single_def(scope: Scope, name: str) -> cst.FunctionDef | None:

@@ -122,6 +122,13 @@ class Expressions:
                                   default_dtype=fixed is None)
             return UNKNOWN
         grad = bool_argument(call, "requires_grad", False)
+        if grad is None:  # `requires_grad=flag`: a flag whose value is known
+            flag = _keyword(call, "requires_grad")
+            if isinstance(flag, cst.BaseExpression):
+                flag_fact = self.fact(flag, site, depth + 1)
+                if isinstance(flag_fact, OpaqueFact) and flag_fact.kind == "bool" and \
+                        isinstance(flag_fact.value, bool):
+                    grad = flag_fact.value
         if qualified == "torch.as_tensor" and _literal_kind(_argument(call, 0, "data")) is None:
             return UNKNOWN  # `as_tensor(t)` of a tensor is that tensor, requires_grad and all
         dtype_arg = _keyword(call, "dtype")

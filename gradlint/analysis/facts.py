@@ -59,6 +59,13 @@ class _Unknown:
     pass
 
 
+@dataclass(frozen=True, eq=False)
+class _Function:
+    """A name bound by a ``def`` in a function body."""
+    node: cst.FunctionDef
+    site: Site
+
+
 _STOP = _Unknown()
 
 
@@ -186,6 +193,8 @@ class Evaluator(Expressions):
                     return UNKNOWN
                 if isinstance(outcome, _Bound):
                     return self._bound_fact(outcome, mutations, depth)
+                if isinstance(outcome, _Function):
+                    return OpaqueFact("callable", (outcome.node, outcome.site))
                 if isinstance(outcome, _Branches):
                     return _apply(self._merged(name, outcome, depth), list(reversed(mutations)))
             owner = frame.owner
@@ -317,7 +326,11 @@ class Evaluator(Expressions):
                     return outcome
             return None
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            return _STOP if stmt.name.value == name else None
+            if stmt.name.value != name:
+                return None
+            if isinstance(stmt, cst.FunctionDef) and site.scope.kind == "function":
+                return _Function(stmt, site)  # a local function (a factory's `make`)
+            return _STOP
         if isinstance(stmt, cst.With):
             for item in stmt.items:
                 if item.asname is not None and name in set(target_names(item.asname.name)):
