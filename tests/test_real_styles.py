@@ -33,7 +33,6 @@ def findings(path: Path) -> Counter:
 
 # styles whose mechanism (issue 24) is not in yet: expected to fail until it lands
 PENDING = {
-    "default_dtype": "torch.set_default_dtype inside a function",
     "functions_arity": "apply call sites' arity, list concatenation, starred saves",
     "modules_checked": "modules with dropout given to gradcheck",
 }

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Sequence
 import libcst as cst
 
 from . import torch_api, transfer
+from .default_dtype_flow import default_dtype_at
 from .arguments import MAYBE, Maybe, keyword_argument
 from .fact_types import (UNKNOWN, DtypeFact, Fact, OpaqueFact, Origin, SequenceFact, TensorFact,
                          without_origins)
@@ -139,7 +140,7 @@ class Expressions:
             dtype_fact = self.fact(dtype_arg, site, depth + 1)
             dtype = dtype_fact.dtype if isinstance(dtype_fact, DtypeFact) else None
         elif factory == "default":
-            dtype, default = self.context.default_dtype, True
+            dtype, default = default_dtype_at(self, site), True  # type: ignore[arg-type]
         elif factory == "integer":
             dtype = torch_api.INTEGER_FACTORIES[qualified]
         elif factory == "explicit":

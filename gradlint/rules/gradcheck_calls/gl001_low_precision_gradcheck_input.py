@@ -27,7 +27,10 @@ class LowPrecisionGradcheckInput(Rule):
     tensors that require grad and are float32, float16, bfloat16 or complex64: made by a
     factory with such a `dtype=`, by a factory that uses torch's default dtype (float32,
     unless the module calls `torch.set_default_dtype(torch.float64)`), or cast with
-    `.float()`, `.half()`, `.to(torch.float32)` and the like.
+    `.float()`, `.half()`, `.to(torch.float32)` and the like. In a module whose functions
+    set the default dtype, a factory's dtype is what a `torch.set_default_dtype(...)`
+    earlier in the same function set, when only torch's own functions and plain builtins
+    run between; otherwise (another test may have left float64) it is unknown.
 
     gradlint follows a tensor through arithmetic (`0.5 + 2 * torch.rand(n) ** 2`: a Python
     number never promotes a tensor), method chains (`.reshape(...).abs().t()`), torch
