@@ -24,6 +24,7 @@ from .held_values import field_value, is_test_case, set_up_value
 from .names import BindingKind, compound_bodies, statement_bindings, target_names
 from .scopes import Frame, ModuleContext, Scope, Site, find_site
 from .traverse import visit
+from .tuple_classes import named_tuple_class, plain_tuple_subclass
 
 if TYPE_CHECKING:
     from .conftest_fixtures import FixtureSource
@@ -499,6 +500,10 @@ class Evaluator(Expressions):
         if qualified is not None:
             return self._torch_call_fact(qualified, call, site, depth)
         builtin = self.builtin_name(call.func, site)
+        if builtin is None and plain_tuple_subclass(call.func, self.context):
+            builtin = "tuple"  # `class Inputs(tuple): pass`: a tuple to gradcheck too
+        elif builtin is None and named_tuple_class(call.func, self.context):
+            return OpaqueFact("namedtuple")  # not a tuple gradcheck can rebuild (tuple_classes)
         if builtin in ("tuple", "list") and len(call.args) == 1 and not call.args[0].star:
             argument = call.args[0].value
             if isinstance(argument, cst.GeneratorExp):
