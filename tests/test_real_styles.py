@@ -33,7 +33,6 @@ def findings(path: Path) -> Counter:
 
 # styles whose mechanism (issue 24) is not in yet: expected to fail until it lands
 PENDING = {
-    "modules_checked": "modules with dropout given to gradcheck",
     "functions_arity": "apply call sites' arity, list concatenation, starred saves",
 }
 
