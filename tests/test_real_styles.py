@@ -31,20 +31,7 @@ def findings(path: Path) -> Counter:
                    if f.code not in ("GL000", "GL009") and f.severity.value != "hint")
 
 
-# styles whose mechanism (issue 24) is not in yet: expected to fail until it lands
-PENDING = {
-    "functions_arity": "apply call sites' arity, list concatenation, starred saves",
-}
-
-
-def _style_cases():
-    for path in sorted(STYLES.glob("*.py")):
-        marks = [pytest.mark.xfail(strict=True, reason=f"not followed yet: {PENDING[path.stem]}")] \
-            if path.stem in PENDING else []
-        yield pytest.param(path, id=path.stem, marks=marks)
-
-
-@pytest.mark.parametrize("path", list(_style_cases()))
+@pytest.mark.parametrize("path", sorted(STYLES.glob("*.py")), ids=lambda p: p.stem)
 def test_style(path):
     expected = expectations(path.read_text())
     found = findings(path)

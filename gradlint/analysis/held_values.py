@@ -19,7 +19,7 @@ from .names import BindingKind, body_statements
 from .scopes import Frame, ModuleContext, Scope, Site, function_scope
 from .traverse import visit
 
-__all__ = ["field_value", "is_test_case", "set_up_value"]
+__all__ = ["constructor_attribute", "field_value", "is_test_case", "set_up_value"]
 
 _TEST_CASE_BASES = frozenset({"unittest.TestCase", "unittest.case.TestCase",
                               "torch.testing._internal.common_utils.TestCase"})
@@ -257,6 +257,49 @@ def _used_otherwise(function: cst.FunctionDef, name: str) -> bool:
 
     visit(function.body, Finder())
     return bool(changes) or len([n for n in uses if id(n) not in reads]) != 1
+
+
+# -- attributes set in __init__ ------------------------------------------------------------
+def constructor_attribute(class_node: cst.ClassDef, attr: str) -> cst.BaseExpression | None:
+    """The value of ``self.<attr> = value`` when that is the one binding of ``attr`` in the
+    class: a top-level statement of ``__init__`` (undecorated), nothing else in the class
+    assigns or deletes it, no reflection, and no class attribute, property or method of
+    that name. (Subclasses elsewhere are not seen: the value holds for instances of this
+    class.)"""
+    if reflective(class_node) or any(
+            isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == attr or
+            isinstance(s, cst.SimpleStatementLine) and mentions_name_binding(s, attr)
+            for s in body_statements(class_node.body)):
+        return None
+    targets = attribute_targets(class_node, attr)
+    if len(targets) != 1:
+        return None
+    init = next((stmt for stmt in body_statements(class_node.body) if isinstance(stmt, cst.FunctionDef)
+                 and stmt.name.value == "__init__"), None)
+    if init is None or init.decorators:
+        return None
+    params = [p.name.value for p in init.params.params]
+    for stmt in body_statements(init.body):
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and \
+                isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1:
+            target = stmt.body[0].targets[0].target
+            if target is targets[0] and isinstance(target, cst.Attribute) and \
+                    isinstance(target.value, cst.Name) and params and target.value.value == params[0]:
+                return stmt.body[0].value
+    return None
+
+
+def mentions_name_binding(stmt: cst.SimpleStatementLine, name: str) -> bool:
+    """Does a class-body statement bind ``name`` (``name = ...``, ``name: T = ...``)?"""
+    for small in stmt.body:
+        targets: list[cst.BaseExpression] = []
+        if isinstance(small, cst.Assign):
+            targets = [t.target for t in small.targets]
+        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+            targets = [small.target]
+        if any(isinstance(t, cst.Name) and t.value == name for t in targets):
+            return True
+    return False
 
 
 # -- what code does to attributes --------------------------------------------------------
