@@ -9,7 +9,9 @@ carry no origin: a fix there would change every caller.
 
 A decorated function is followed only when the decorator keeps its result: staticmethod,
 classmethod, ``functools.lru_cache``/``cache`` (the same object for every caller),
-``torch.no_grad()``/``enable_grad()`` (the body's grad mode is modelled). A name bound to
+``torch.no_grad()``/``enable_grad()`` (the body's grad mode is modelled), and the
+module's own pass-through decorator (``def deco(fn)`` returning ``fn``, or a
+``functools.wraps(fn)`` wrapper that returns ``fn(*args, **kwargs)``). A name bound to
 a ``def`` inside a function (a fixture returning a factory) is called like a module-level
 function; a parameter left to its literal default (``requires_grad=True``) has that value.
 """
@@ -17,7 +19,7 @@ function; a parameter left to its literal default (``requires_grad=True``) has t
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import libcst as cst
 
@@ -122,7 +124,16 @@ class Callees:
         qualified = self.evaluator.context.qualified(func, def_site.scope)
         if qualified in _CACHING_DECORATORS:
             return True
-        return qualified in _GRAD_MODE_DECORATORS and isinstance(expr, cst.Call)
+        if qualified in _GRAD_MODE_DECORATORS and isinstance(expr, cst.Call):
+            return True
+        if isinstance(expr, cst.Name):  # the module's own `def passthrough(fn): ...`
+            owner = def_site.scope.binding_scope(expr.value)
+            found = _single_def(owner, expr.value) if owner is not None and owner.kind != "class" else None
+            if found is None or found.decorators:
+                return False
+            context = self.evaluator.context
+            return _passes_through(found, lambda f: context.qualified(f, owner) == "functools.wraps")
+        return False
 
     def value_of(self, node: cst.FunctionDef, def_site: Site, arguments: dict[str, "Fact"],
                  depth: int, yields: bool = False) -> "Fact":
@@ -328,3 +339,51 @@ def _has_yield(node: cst.CSTNode) -> bool:
     finder = Finder()
     visit(node, finder)
     return Finder.found
+
+
+def _passes_through(decorator: cst.FunctionDef, is_wraps: Callable[[cst.BaseExpression], bool]
+                    ) -> bool:
+    """``def deco(fn): [@functools.wraps(fn)] def inner(*args, **kwargs): return fn(*args,
+    **kwargs); return inner`` (or ``return fn``): the decorated function's result is the
+    function's own. (``is_wraps`` tells whether an expression names functools.wraps.)"""
+    params = decorator.params
+    if len(params.params) != 1 or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or \
+            params.kwonly_params or params.star_kwarg is not None or params.posonly_params:
+        return False
+    fn = params.params[0].name.value
+    body = [s for s in decorator.body.body if not (
+        isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr)
+        and isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))] \
+        if isinstance(decorator.body, cst.IndentedBlock) else []
+    last = body[-1] if body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and
+            isinstance(last.body[0], cst.Return) and isinstance(last.body[0].value, cst.Name)):
+        return False
+    returned = last.body[0].value.value
+    if returned == fn and len(body) == 1:
+        return True
+    if len(body) != 2 or not isinstance(body[0], cst.FunctionDef) or body[0].name.value != returned:
+        return False
+    inner = body[0]
+    for d in inner.decorators:  # only functools.wraps(fn)
+        call = d.decorator
+        if not (isinstance(call, cst.Call) and is_wraps(call.func)
+                and len(call.args) == 1 and isinstance(call.args[0].value, cst.Name)
+                and call.args[0].value.value == fn):
+            return False
+    ip = inner.params
+    if ip.params or ip.posonly_params or ip.kwonly_params or not isinstance(ip.star_arg, cst.Param) or \
+            not isinstance(ip.star_kwarg, cst.Param) or not isinstance(inner.body, cst.IndentedBlock) or \
+            len(inner.body.body) != 1:
+        return False
+    stmt = inner.body.body[0]
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Return)):
+        return False
+    call = stmt.body[0].value
+    args, kwargs = ip.star_arg.name.value, ip.star_kwarg.name.value
+    if fn in (args, kwargs):  # `def inner(*fn, **kw)` shadows the wrapped function
+        return False
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == fn and \
+        len(call.args) == 2 and call.args[0].star == "*" and isinstance(call.args[0].value, cst.Name) and \
+        call.args[0].value.value == args and call.args[1].star == "**" and \
+        isinstance(call.args[1].value, cst.Name) and call.args[1].value.value == kwargs

@@ -35,8 +35,8 @@ class LowPrecisionGradcheckInput(Rule):
     gradlint follows a tensor through arithmetic (`0.5 + 2 * torch.rand(n) ** 2`: a Python
     number never promotes a tensor), method chains (`.reshape(...).abs().t()`), torch
     functions, `.detach()` and `torch.no_grad()`, helpers of the same module that return
-    it (also under `functools.lru_cache` or `@torch.no_grad()`; any other decorator may
-    return anything), pytest fixtures (in the module, the test class, or a `conftest.py`
+    it (also under `functools.lru_cache`, `@torch.no_grad()` or the module's own
+    pass-through `functools.wraps` decorator; any other decorator may return anything), pytest fixtures (in the module, the test class, or a `conftest.py`
     above it; also ones that return a factory function), attributes a `unittest.TestCase`
     sets once in `setUp` (when nothing else in the class can change them), and fields of
     a same-module dataclass or NamedTuple built in the same function (when the object is
