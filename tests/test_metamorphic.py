@@ -88,7 +88,15 @@ def recall_per_rewrite() -> dict[str, tuple[int, int]]:
 
 
 # The recall each rewrite keeps on the INVALID examples (measured; a drop is a regression).
-RECALL_FLOORS = {name: 0.0 for name in metamorphic.REWRITES}
+# Measured on this branch (kept/applied): extract_helper 32/40, kwargs_literal 91/95,
+# kwargs_variable 14/59 (a `dict` variable is not read: silence), setup_method 16/40,
+# fixture 32/40, dataclass_case 31/40, dict_loop 4/33 (a case taken out of a dict literal is
+# not followed), decorated_helper 32/40, rename 76/77, reorder 82/82, annotate 53/60. The
+# floors sit a little below, so that a new example the analysis cannot follow yet fits.
+RECALL_FLOORS = {"extract_helper": 0.75, "kwargs_literal": 0.90, "kwargs_variable": 0.20,
+                 "setup_method": 0.35, "fixture": 0.75, "dataclass_case": 0.70,
+                 "dict_loop": 0.10, "decorated_helper": 0.75, "rename": 0.95, "reorder": 0.95,
+                 "annotate": 0.85}
 
 
 def test_recall_per_rewrite_on_invalid_examples():
