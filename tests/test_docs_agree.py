@@ -111,3 +111,21 @@ def test_the_readme_lists_every_editor_setting_the_server_reads():
     # a misspelt one is reported, not silently dropped
     _, problems = parse_settings({"runTimout": 5, "trace": {"server": "off"}, "args": []})
     assert problems == [f"unknown setting `runTimout` (known: {', '.join(KEYS)})"]
+
+
+def test_the_readmes_map_of_the_code_names_every_package_folder():
+    """The Development section's map of `gradlint/` names each of its package folders (and
+    the rule families and worker subpackages), so a moved or new folder updates the map."""
+    section = README[README.index("## Development"):]
+    section = section[:section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    folders = sorted(p.parent.relative_to(ROOT / "gradlint").as_posix()
+                     for p in (ROOT / "gradlint").rglob("__init__.py") if p.parent != ROOT / "gradlint")
+    assert folders, "no package folders found"
+    missing = []
+    for folder in folders:
+        parts = folder.split("/")
+        named = f"`{folder}/" in section or (
+            parts[0] == "rules" and len(parts) == 2 and f"`{parts[1]}`" in section)
+        if not named:
+            missing.append(folder)
+    assert not missing, f"README.md's map of the code does not name {missing}"
