@@ -860,6 +860,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="torch sources for --torch (default: %(default)s)")
     parser.add_argument("--limit-per-file", type=int, default=12,
                         help="at most this many mutants per file and operator (sampled, seed 0)")
+    parser.add_argument("--soundness-split", choices=("tune", "held-out", "all"),
+                        help="mutate issue 24's packages (soundness_corpus.py) instead")
     args = parser.parse_args(argv)
     wanted = {n.strip().lower() for n in args.only.split(",") if n.strip()}
     linter = Linter()
@@ -871,7 +873,11 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     rng = random.Random(0)
     roots: list[tuple[str, Path]] = []
-    for name, version, _ in corpus.PACKAGES:
+    packages = corpus.PACKAGES
+    if args.soundness_split:
+        import soundness_corpus
+        packages = [(n, v, why) for n, v, _split, why in soundness_corpus.selected(args.soundness_split)]
+    for name, version, _ in packages:
         if wanted and name.lower() not in wanted:
             continue
         try:

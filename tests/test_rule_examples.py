@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from gradlint.engine.fixes import apply_fixes
-from gradlint.engine.linter import LintOptions, lint_source
+from gradlint.engine.fixes import apply_fixes, verified
+from gradlint.engine.linter import LintCache, LintOptions, lint_source
 from gradlint.rules import ALL_RULES
 from gradlint.rules.examples import all_examples
 
@@ -63,6 +63,10 @@ def test_invalid_examples(rule, example):
         # the fix removes the finding it fixes
         after = [(f.range, f.message) for f in _lint(rule, fixed)]
         assert (first.range, first.message) not in after
+        # and --fix would apply it: it compiles, and brings no finding of any rule
+        everything = lint_source(code, "example.py", LintOptions()).findings
+        (same,) = [f for f in everything if (f.code, f.range, f.message) == (first.code, first.range, first.message)]
+        assert verified(code, same, everything, "example.py", LintOptions(), LintCache())
 
 
 @pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)

@@ -16,7 +16,7 @@ from .scopes import Site, find_site
 from .traverse import visit
 
 __all__ = ["Returned", "backward_returns", "certainly_not_none", "differentiable_inputs",
-           "gets_gradient", "returned_values", "tuple_arithmetic"]
+           "gets_gradient", "is_list", "returned_values", "tuple_arithmetic"]
 
 # torch functions and tensor methods that return tuples, never a single tensor
 _TUPLE_RETURNING = frozenset({
@@ -136,8 +136,8 @@ def _count(value: cst.BaseExpression | None, method: Method, site: Site
         if any(isinstance(e, cst.StarredElement) for e in value.elements):
             return None
         return len(value.elements), tuple(e.value for e in value.elements)
-    if isinstance(value, cst.List):
-        return 1, (value,)  # torch takes a list as one value
+    if is_list(value):
+        return 1, (value,)  # torch takes a list as one value (`[g] + [None] * 4` too)
     if isinstance(value, cst.BinaryOperation):
         counted = tuple_arithmetic(value)
         if counted is not None:
@@ -158,6 +158,19 @@ def _count(value: cst.BaseExpression | None, method: Method, site: Site
     if _single_tensor(value):
         return 1, (value,)
     return None
+
+
+def is_list(value: cst.BaseExpression) -> bool:
+    """A list display, comprehension, or lists concatenated (``[g] + [None] * 4``) or
+    repeated: whatever it holds, backward returns one value (torch counts it as one)."""
+    if isinstance(value, (cst.List, cst.ListComp)):
+        return True
+    if isinstance(value, cst.BinaryOperation):
+        if isinstance(value.operator, cst.Add):
+            return is_list(value.left) and is_list(value.right)
+        if isinstance(value.operator, cst.Multiply):
+            return is_list(value.left) or is_list(value.right)
+    return False
 
 
 def tuple_arithmetic(value: cst.BinaryOperation) -> tuple[int, tuple | None] | None:
@@ -294,6 +307,46 @@ def differentiable_inputs(function: AutogradFunction) -> dict[str, int]:
     found = {}
     for position, param in enumerate(signature[0]):
         name = param.name.value
-        if len(forward.scope.table.bindings.get(name, [])) == 1 and gets_gradient(function, position):
+        if _annotated_as_scalar(param):
+            continue  # `dt: float`: the author says it is no tensor (a gradient for it is GL022's)
+        # `x -= m` keeps `x` the same tensor (modified in place): not a rebinding
+        rebound = [b for b in forward.scope.table.bindings.get(name, [])
+                   if not isinstance(b.node, cst.AugAssign)]
+        if len(rebound) == 1 and gets_gradient(function, position):
             found[name] = position
     return found
+
+
+_SCALAR_ANNOTATIONS = frozenset({"float", "int", "bool", "str", "complex", "bytes", "None"})
+
+
+def _annotated_as_scalar(param: cst.Param) -> bool:
+    """``x: float``, ``x: Optional[int]``, ``x: int | None``, ``x: "float"``."""
+    if param.annotation is None:
+        return False
+    node = param.annotation.annotation
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        try:
+            node = cst.parse_expression(value) if isinstance(value, str) else node
+        except cst.ParserSyntaxError:
+            return False
+    names: list[str] = []
+
+    def collect(expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name):
+            names.append(expr.value)
+            return True
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+            return collect(expr.left) and collect(expr.right)
+        if isinstance(expr, cst.Subscript) and _last_name(expr.value) in ("Optional", "Union"):
+            return all(isinstance(e.slice, cst.Index) and collect(e.slice.value) for e in expr.slice)
+        return False
+
+    return collect(node) and bool(names) and all(n in _SCALAR_ANNOTATIONS for n in names)
+
+
+def _last_name(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return expr.value if isinstance(expr, cst.Name) else None

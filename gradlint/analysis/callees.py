@@ -6,15 +6,25 @@ the test class, or a ``conftest.py`` above it: the value is followed into the fu
 ``return`` (or the fixture's ``yield``) with the arguments bound to its parameters. Every
 ``return`` must agree, or the fact is unknown. Values that come from another function
 carry no origin: a fix there would change every caller.
+
+A decorated function is followed only when the decorator keeps its result: staticmethod,
+classmethod, ``functools.lru_cache``/``cache`` (the same object for every caller),
+``torch.no_grad()``/``enable_grad()`` (the body's grad mode is modelled), and the
+module's own pass-through decorator (``def deco(fn)`` returning ``fn``, or a
+``functools.wraps(fn)`` wrapper that returns ``fn(*args, **kwargs)``). A name bound to
+a ``def`` inside a function (a fixture returning a factory) is called like a module-level
+function; a parameter left to its literal default (``requires_grad=True``) has that value.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import libcst as cst
 
-from .fact_types import UNKNOWN, Fact, merge_facts, without_origins
+from .fact_types import (UNKNOWN, Fact, OpaqueFact, SequenceFact, TensorFact, merge_facts,
+                         without_origins)
 from .names import BindingKind, dotted_name, parameter_names
 from .scopes import Frame, ModuleContext, Scope, Site, find_site, function_scope, walk_statements
 from .traverse import visit
@@ -23,6 +33,10 @@ if TYPE_CHECKING:
     from .facts import Evaluator
 
 _PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
+_CACHING_DECORATORS = frozenset({"functools.lru_cache", "functools.cache"})
+_GRAD_MODE_DECORATORS = frozenset({"torch.no_grad", "torch.enable_grad", "torch.autograd.no_grad",
+                                   "torch.autograd.enable_grad", "torch.autograd.grad_mode.no_grad",
+                                   "torch.autograd.grad_mode.enable_grad"})
 _MAX_RETURNS = 8
 
 
@@ -68,16 +82,58 @@ class Callees:
     # helpers ---------------------------------------------------------------------------
     def result(self, call: cst.Call, site: Site, depth: int) -> "Fact":
         target = self._callee(call.func, site)
+        if target is None and isinstance(call.func, cst.Name):
+            target = self._local_function_value(call.func, site, depth)
         if target is None:
             return UNKNOWN
         node, def_site, skip_first = target
-        if any(d.decorator is not None and (dotted_name(d.decorator) or "") not in _PLAIN_DECORATORS
-               for d in node.decorators):
-            return UNKNOWN
+        if not all(self._keeps_result(d, def_site) for d in node.decorators):
+            return UNKNOWN  # an unknown decorator may return anything
         arguments = self._bind(node, call, site, depth, skip_first)
         if arguments is None:
             return UNKNOWN
-        return self.value_of(node, def_site, arguments, depth)
+        value = self.value_of(node, def_site, arguments, depth)
+        if any(self._caches(d, def_site) for d in node.decorators):
+            return _shared(value)
+        return value
+
+    def _caches(self, decorator: cst.Decorator, def_site: Site) -> bool:
+        expr = decorator.decorator
+        func = expr.func if isinstance(expr, cst.Call) else expr
+        return self.evaluator.context.qualified(func, def_site.scope) in _CACHING_DECORATORS
+
+    def _local_function_value(self, func: cst.Name, site: Site, depth: int
+                              ) -> tuple[cst.FunctionDef, Site, bool] | None:
+        """``make(3)`` where ``make`` holds a function defined in another function: a
+        fixture that returns a factory (``def make(...): ...; return make``)."""
+        fact = self.evaluator.fact(func, site, depth + 1)
+        if isinstance(fact, OpaqueFact) and fact.kind == "callable" and isinstance(fact.value, tuple):
+            node, def_site = fact.value
+            return node, def_site, False
+        return None
+
+    def _keeps_result(self, decorator: cst.Decorator, def_site: Site) -> bool:
+        """Does the decorated function return what its body returns? staticmethod,
+        classmethod, caching (``functools.lru_cache``/``cache``: the same object again, see
+        _shared) and grad-mode decorators (``torch.no_grad()``: the body's grad mode is
+        modelled)."""
+        expr = decorator.decorator
+        if (dotted_name(expr) or "") in _PLAIN_DECORATORS:
+            return True
+        func = expr.func if isinstance(expr, cst.Call) else expr
+        qualified = self.evaluator.context.qualified(func, def_site.scope)
+        if qualified in _CACHING_DECORATORS:
+            return True
+        if qualified in _GRAD_MODE_DECORATORS and isinstance(expr, cst.Call):
+            return True
+        if isinstance(expr, cst.Name):  # the module's own `def passthrough(fn): ...`
+            owner = def_site.scope.binding_scope(expr.value)
+            found = _single_def(owner, expr.value) if owner is not None and owner.kind != "class" else None
+            if found is None or found.decorators:
+                return False
+            context = self.evaluator.context
+            return _passes_through(found, lambda f: context.qualified(f, owner) == "functools.wraps")
+        return False
 
     def value_of(self, node: cst.FunctionDef, def_site: Site, arguments: dict[str, "Fact"],
                  depth: int, yields: bool = False) -> "Fact":
@@ -149,8 +205,11 @@ class Callees:
         positional = [a for a in call.args if a.keyword is None]
         if any(a.star for a in call.args):
             return {}  # nothing certain about any parameter
-        if len(positional) > len(params):
-            return None  # *args, or a call that fails
+        star_param = node.params.star_arg if isinstance(node.params.star_arg, cst.Param) else None
+        if len(positional) > len(params) and star_param is None:
+            return None  # a call that fails
+        if star_param is not None:
+            bound[star_param.name.value] = UNKNOWN
         for param, arg in zip(params, positional):
             bound[param.name.value] = without_origins(self.evaluator.fact(arg.value, site, depth + 1))
         for arg in call.args:
@@ -161,7 +220,13 @@ class Callees:
                     self.evaluator.fact(arg.value, site, depth + 1))
         for name, param in keyword_params.items():
             if name not in bound:
-                bound[name] = UNKNOWN  # defaults are evaluated where the def is: not followed
+                # a literal default (`requires_grad=True`) is that value; other defaults
+                # are evaluated where the def is: not followed
+                default = param.default
+                literal = default is not None and (
+                    isinstance(default, (cst.Integer, cst.Float)) or
+                    isinstance(default, cst.Name) and default.value in ("True", "False", "None"))
+                bound[name] = self.evaluator.fact(default, site, depth + 1) if literal else UNKNOWN
         return bound
 
     # pytest fixtures -------------------------------------------------------------------
@@ -205,6 +270,20 @@ class Callees:
                         found[name] = (stmt, Site(context.scope, (Frame(context.statements, index),)))
             self._module_fixtures = found
         return self._module_fixtures
+
+
+def _shared(fact: "Fact") -> "Fact":
+    """A cached helper's result: the same object every caller gets, so any of them may
+    have called ``requires_grad_()`` on it. As for a tensor handed to unknown code, a
+    tensor that requires grad is taken to keep requiring it, and its dtype cannot change
+    in place; one that does not may require grad by now."""
+    if isinstance(fact, TensorFact):
+        if fact.requires_grad is True:
+            return replace(fact, grad_origin=None)
+        return replace(fact, requires_grad=None, grad_origin=None)
+    if isinstance(fact, SequenceFact) and fact.elements is not None:
+        return SequenceFact(fact.kind, tuple(_shared(e) for e in fact.elements), None)
+    return fact
 
 
 def _single_def(scope: Scope, name: str) -> cst.FunctionDef | None:
@@ -260,3 +339,51 @@ def _has_yield(node: cst.CSTNode) -> bool:
     finder = Finder()
     visit(node, finder)
     return Finder.found
+
+
+def _passes_through(decorator: cst.FunctionDef, is_wraps: Callable[[cst.BaseExpression], bool]
+                    ) -> bool:
+    """``def deco(fn): [@functools.wraps(fn)] def inner(*args, **kwargs): return fn(*args,
+    **kwargs); return inner`` (or ``return fn``): the decorated function's result is the
+    function's own. (``is_wraps`` tells whether an expression names functools.wraps.)"""
+    params = decorator.params
+    if len(params.params) != 1 or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or \
+            params.kwonly_params or params.star_kwarg is not None or params.posonly_params:
+        return False
+    fn = params.params[0].name.value
+    body = [s for s in decorator.body.body if not (
+        isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr)
+        and isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))] \
+        if isinstance(decorator.body, cst.IndentedBlock) else []
+    last = body[-1] if body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and
+            isinstance(last.body[0], cst.Return) and isinstance(last.body[0].value, cst.Name)):
+        return False
+    returned = last.body[0].value.value
+    if returned == fn and len(body) == 1:
+        return True
+    if len(body) != 2 or not isinstance(body[0], cst.FunctionDef) or body[0].name.value != returned:
+        return False
+    inner = body[0]
+    for d in inner.decorators:  # only functools.wraps(fn)
+        call = d.decorator
+        if not (isinstance(call, cst.Call) and is_wraps(call.func)
+                and len(call.args) == 1 and isinstance(call.args[0].value, cst.Name)
+                and call.args[0].value.value == fn):
+            return False
+    ip = inner.params
+    if ip.params or ip.posonly_params or ip.kwonly_params or not isinstance(ip.star_arg, cst.Param) or \
+            not isinstance(ip.star_kwarg, cst.Param) or not isinstance(inner.body, cst.IndentedBlock) or \
+            len(inner.body.body) != 1:
+        return False
+    stmt = inner.body.body[0]
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Return)):
+        return False
+    call = stmt.body[0].value
+    args, kwargs = ip.star_arg.name.value, ip.star_kwarg.name.value
+    if fn in (args, kwargs):  # `def inner(*fn, **kw)` shadows the wrapped function
+        return False
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == fn and \
+        len(call.args) == 2 and call.args[0].star == "*" and isinstance(call.args[0].value, cst.Name) and \
+        call.args[0].value.value == args and call.args[1].star == "**" and \
+        isinstance(call.args[1].value, cst.Name) and call.args[1].value.value == kwargs

@@ -24,6 +24,7 @@ from typing import Iterable, Iterator, Sequence
 
 import libcst as cst
 
+from .arguments import has_unknown_double_star, literal_mapping
 from .names import BindingKind, dotted_name
 from .op_types import SchemaArgument, Verdict, parameter_verdict, parse_schema, return_verdict
 from .scopes import ModuleContext, Scope, Site, find_site, function_scope, walk_statements
@@ -253,7 +254,10 @@ class _Finder:
             self._define(stmt, site)
         for stmt, site in self.statements:
             self._register(stmt, site)
-        return self.ops
+        # an op made or registered with `**options` gradlint cannot read (its schema,
+        # mutates_args, setup_context...) is not modelled: its rules say nothing
+        return [op for op in self.ops if not _hides_arguments(op.call) and
+                not any(isinstance(r.node, cst.Call) and _hides_arguments(r.node) for r in op.registrations)]
 
     # -- helpers ---------------------------------------------------------------------
     def qualified(self, expr: cst.BaseExpression, scope: Scope) -> str | None:
@@ -361,12 +365,12 @@ class _Finder:
             func = call.func
             name = self.qualified(func, scope)
             if name in CUSTOM_OP:  # custom_op("ns::f", fn, mutates_args=...)
-                positional = [a for a in call.args if a.keyword is None]
+                positional = [a for a in call.args if a.keyword is None and not a.star]
                 if len(positional) >= 2:
                     function = self.function_ref(positional[1].value, scope, site)
                     self._custom_op(call, site, target, function)
             elif isinstance(func, cst.Call) and self.qualified(func.func, scope) in CUSTOM_OP:
-                arguments = [a for a in call.args if a.keyword is None]
+                arguments = [a for a in call.args if a.keyword is None and not a.star]
                 function = self.function_ref(arguments[0].value, scope, site) if arguments else None
                 self._custom_op(func, site, target, function, outer=call)
             elif name in LIBRARY and target is not None:
@@ -396,7 +400,7 @@ class _Finder:
         op = CustomOp(_op_name(name) if name else None, style, call, site, python_name,
                       _qualname(python_name, scope, self.statements) if python_name else None,
                       function)
-        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        keywords = _keywords(call)
         op.schema_node = keywords.get("schema")
         if isinstance(op.schema_node, cst.Name) and op.schema_node.value == "None":
             op.schema_node = None
@@ -497,7 +501,7 @@ class _Finder:
         scope = site.scope
         func = call.func
         if isinstance(func, cst.Call):  # register_fake("ns::f")(fn), impl(...)(fn), op.register_kernel("cpu")(fn)
-            arguments = [a for a in call.args if a.keyword is None]
+            arguments = [a for a in call.args if a.keyword is None and not a.star]
             if not arguments:
                 return
             inner = func.func
@@ -515,11 +519,11 @@ class _Finder:
                 not (self.qualified(func, scope) or "").startswith("torch."):
             op = self._op_from_reference(func.value, scope)
             if op is not None:
-                self._autograd(op, call, [a for a in call.args if a.keyword is None], site)
+                self._autograd(op, call, [a for a in call.args if a.keyword is None and not a.star], site)
             return
         if _is_op_method(func, self.qualified(func, scope)):
             op = self._op_from_reference(func.value, scope)
-            arguments = [a for a in call.args if a.keyword is None]
+            arguments = [a for a in call.args if a.keyword is None and not a.star]
             index = 1 if func.attr.value == "register_kernel" else 0
             if op is not None and len(arguments) > index:
                 self._add_registration(op, _OP_METHODS[func.attr.value], arguments[index].value,
@@ -527,7 +531,7 @@ class _Finder:
             return
         if isinstance(func, cst.Attribute) and func.attr.value in ("impl", "_register_fake"):
             namespace = self._library(func.value, scope)  # lib.impl("name", fn, "CPU")
-            arguments = [a for a in call.args if a.keyword is None]
+            arguments = [a for a in call.args if a.keyword is None and not a.star]
             if namespace is not None and len(arguments) >= 2:
                 op_name = _string_value(arguments[0].value)
                 op = self.named(f"{namespace}::{_op_name(op_name)}", scope) if op_name else None
@@ -537,7 +541,7 @@ class _Finder:
             return
         name = self.qualified(func, scope)
         if name in REGISTER_AUTOGRAD:
-            arguments = [a for a in call.args if a.keyword is None]
+            arguments = [a for a in call.args if a.keyword is None and not a.star]
             op = self._op_from_reference(arguments[0].value, scope) if arguments else None
             if op is not None:
                 self._autograd(op, call, arguments[1:], site)
@@ -548,8 +552,8 @@ class _Finder:
         op = self._op_of_call(call, name, scope)
         if op is None:
             return
-        arguments = [a for a in call.args if a.keyword is None]
-        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        arguments = [a for a in call.args if a.keyword is None and not a.star]
+        keywords = _keywords(call)
         index = {"fake": 1, "vmap": 1, "kernel": 2, "impl": 2}[kind]
         function = keywords.get("func") if kind in ("impl", "fake", "vmap", "kernel") else None
         if function is None and len(arguments) > index:
@@ -564,7 +568,7 @@ class _Finder:
 
     def _autograd(self, op: CustomOp, call: cst.Call, arguments: Sequence[cst.Arg],
                   site: Site) -> None:
-        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        keywords = _keywords(call)
         backward = arguments[0].value if arguments else keywords.get("backward")
         if backward is not None:
             self._add_registration(op, "backward", backward, call, site)
@@ -606,10 +610,25 @@ def _string_value(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-def _string_arg(call: cst.Call, index: int, keyword: str) -> str | None:
+def _hides_arguments(call: cst.Call) -> bool:
+    return has_unknown_double_star(call) or any(a.star == "*" for a in call.args)
+
+
+def _keywords(call: cst.Call) -> dict[str, cst.BaseExpression]:
+    """The keyword arguments, with those of literal ``**{...}`` mappings."""
+    found = {}
     for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return _string_value(arg.value)
+        if arg.star == "**":
+            found.update(literal_mapping(arg.value) or {})
+        elif arg.keyword is not None:
+            found[arg.keyword.value] = arg.value
+    return found
+
+
+def _string_arg(call: cst.Call, index: int, keyword: str) -> str | None:
+    value = _keywords(call).get(keyword)
+    if value is not None:
+        return _string_value(value)
     positional = [a for a in call.args if a.keyword is None and not a.star]
     if len(positional) > index:
         return _string_value(positional[index].value)

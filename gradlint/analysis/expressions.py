@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Sequence
 import libcst as cst
 
 from . import torch_api, transfer
+from .default_dtype_flow import default_dtype_at
+from .arguments import MAYBE, Maybe, keyword_argument
 from .fact_types import (UNKNOWN, DtypeFact, Fact, OpaqueFact, Origin, SequenceFact, TensorFact,
                          without_origins)
 from .scopes import Scope, Site
@@ -121,15 +123,24 @@ class Expressions:
                                   default_dtype=fixed is None)
             return UNKNOWN
         grad = bool_argument(call, "requires_grad", False)
+        if grad is None:  # `requires_grad=flag`: a flag whose value is known
+            flag = _keyword(call, "requires_grad")
+            if isinstance(flag, cst.BaseExpression):
+                flag_fact = self.fact(flag, site, depth + 1)
+                if isinstance(flag_fact, OpaqueFact) and flag_fact.kind == "bool" and \
+                        isinstance(flag_fact.value, bool):
+                    grad = flag_fact.value
         if qualified == "torch.as_tensor" and _literal_kind(_argument(call, 0, "data")) is None:
             return UNKNOWN  # `as_tensor(t)` of a tensor is that tensor, requires_grad and all
         dtype_arg = _keyword(call, "dtype")
         default = False
-        if dtype_arg is not None and not _is_none(dtype_arg):
+        if dtype_arg is MAYBE:
+            dtype = None  # `**kwargs` may set it
+        elif dtype_arg is not None and not _is_none(dtype_arg):
             dtype_fact = self.fact(dtype_arg, site, depth + 1)
             dtype = dtype_fact.dtype if isinstance(dtype_fact, DtypeFact) else None
         elif factory == "default":
-            dtype, default = self.context.default_dtype, True
+            dtype, default = default_dtype_at(self, site), True  # type: ignore[arg-type]
         elif factory == "integer":
             dtype = torch_api.INTEGER_FACTORIES[qualified]
         elif factory == "explicit":
@@ -188,7 +199,9 @@ class Expressions:
         if method in torch_api.NEW_METHODS:
             dtype_arg = _keyword(call, "dtype")
             dtype, default = receiver.dtype, receiver.default_dtype
-            if dtype_arg is not None and not _is_none(dtype_arg):
+            if dtype_arg is MAYBE:
+                dtype, default = None, False
+            elif dtype_arg is not None and not _is_none(dtype_arg):
                 dtype_fact = self.fact(dtype_arg, site, depth + 1)
                 dtype = dtype_fact.dtype if isinstance(dtype_fact, DtypeFact) else None
                 default = False
@@ -293,10 +306,12 @@ class Expressions:
     def _to_dtype(self, receiver: TensorFact, call: cst.Call, site: Site,
                   depth: int) -> tuple[str | None, bool]:
         keyword = _keyword(call, "dtype")
+        if keyword is MAYBE:
+            return None, True
         if keyword is not None:
-            fact = self.fact(keyword, site, depth + 1)
+            fact = self.fact(keyword, site, depth + 1)  # type: ignore[arg-type]
             return (fact.dtype if isinstance(fact, DtypeFact) else None), True
-        positional = [a for a in call.args if a.keyword is None]
+        positional = [a for a in call.args if a.keyword is None and a.star != "**"]
         if any(a.star for a in positional):
             return None, True
         for arg in positional[:2]:
@@ -402,18 +417,20 @@ def _is_none(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
 
-def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    return None
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None | Maybe:
+    """The keyword argument ``name``; MAYBE when a ``**`` gradlint cannot read may hold it."""
+    return keyword_argument(call, name)
 
 
 def _argument(call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
+    """The argument for parameter ``name`` at ``position``; None when not passed or not
+    known (a ``*`` before it, a ``**`` that may hold it)."""
     keyword = _keyword(call, name)
+    if keyword is MAYBE:
+        return None
     if keyword is not None:
-        return keyword
-    positional = [a for a in call.args if a.keyword is None]
+        return keyword  # type: ignore[return-value]
+    positional = [a for a in call.args if a.keyword is None and a.star != "**"]
     if any(a.star for a in positional[: position + 1]):
         return None
     if position < len(positional):
@@ -430,6 +447,8 @@ def literal_bool(node: cst.BaseExpression) -> bool | None:
 def bool_argument(call: cst.Call, name: str, default: bool, position: int | None = None
                    ) -> bool | None:
     node = _keyword(call, name)
+    if node is MAYBE:
+        return None  # `**kwargs` may set it
     if node is None and position is None and name == "requires_grad" and call.args:
         # `x.requires_grad_(False)`: positional form of the method
         func = call.func
@@ -437,6 +456,8 @@ def bool_argument(call: cst.Call, name: str, default: bool, position: int | None
             first = call.args[0]
             node = first.value if first.keyword is None else None
     if node is None and position is not None:
+        if any(a.star for a in call.args if a.keyword is None and a.star != "**"):
+            return None  # `*args` may reach that position
         node = _argument(call, position, name)
     if node is None:
         return default

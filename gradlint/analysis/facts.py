@@ -20,9 +20,11 @@ from .callees import Callees
 from .expressions import TENSOR_ONLY_CASTS, Expressions, bool_argument, literal_bool, literal_number
 from .fact_types import (UNKNOWN, DtypeFact, Fact, OpaqueFact, Origin, SequenceFact,  # noqa: F401
                          TensorFact, UnknownFact, merge_facts, without_origins)
+from .held_values import field_value, is_test_case, set_up_value
 from .names import BindingKind, compound_bodies, statement_bindings, target_names
 from .scopes import Frame, ModuleContext, Scope, Site, find_site
 from .traverse import visit
+from .tuple_classes import named_tuple_class, plain_tuple_subclass
 
 if TYPE_CHECKING:
     from .conftest_fixtures import FixtureSource
@@ -56,6 +58,13 @@ class _Mutation:
 
 class _Unknown:
     pass
+
+
+@dataclass(frozen=True, eq=False)
+class _Function:
+    """A name bound by a ``def`` in a function body."""
+    node: cst.FunctionDef
+    site: Site
 
 
 _STOP = _Unknown()
@@ -185,6 +194,8 @@ class Evaluator(Expressions):
                     return UNKNOWN
                 if isinstance(outcome, _Bound):
                     return self._bound_fact(outcome, mutations, depth)
+                if isinstance(outcome, _Function):
+                    return OpaqueFact("callable", (outcome.node, outcome.site))
                 if isinstance(outcome, _Branches):
                     return _apply(self._merged(name, outcome, depth), list(reversed(mutations)))
             owner = frame.owner
@@ -316,7 +327,11 @@ class Evaluator(Expressions):
                     return outcome
             return None
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            return _STOP if stmt.name.value == name else None
+            if stmt.name.value != name:
+                return None
+            if isinstance(stmt, cst.FunctionDef) and site.scope.kind == "function":
+                return _Function(stmt, site)  # a local function (a factory's `make`)
+            return _STOP
         if isinstance(stmt, cst.With):
             for item in stmt.items:
                 if item.asname is not None and name in set(target_names(item.asname.name)):
@@ -446,12 +461,18 @@ class Evaluator(Expressions):
                 if attr == "data":
                     return TensorFact(base.dtype, False, base.dtype_origin, None, base.default_dtype)
                 return self._transferred(transfer.METHODS["t"], [base], [], expr, site)
-        return self._class_constant(expr, site, depth)
+        found = self._class_constant(expr, site, depth)
+        if isinstance(found, UnknownFact) and isinstance(expr.value, cst.Name):
+            held = field_value(expr, site, self.context)  # `case.x` of a dataclass or NamedTuple
+            if held is not None:
+                return self.fact(held[0], held[1], depth + 1)
+        return found
 
     def _class_constant(self, expr: cst.Attribute, site: Site, depth: int) -> Fact:
         """``self.dtype`` in a method, with ``dtype = torch.float64`` in the class body and
         no method assigning ``self.dtype``: a dtype or a number (tensors, which tests may
-        change in place, are not followed)."""
+        change in place, are not followed); in a TestCase, what setUp assigns (see
+        held_values.set_up_value)."""
         if not isinstance(expr.value, cst.Name):
             return UNKNOWN
         method = site.scope
@@ -462,6 +483,9 @@ class Evaluator(Expressions):
         if not params or params[0] != expr.value.value or owner is None or owner.kind != "class":
             return UNKNOWN
         binding = owner.table.single_assignment(expr.attr.value)
+        if binding is None and is_test_case(owner, self.context):
+            held = set_up_value(expr, site, owner, self.context)  # `self.x` set in setUp
+            return UNKNOWN if held is None else without_origins(self.fact(held[0], held[1], depth + 1))
         if binding is None or binding.value is None or \
                 _assigns_attribute(owner.node, expr.attr.value):  # type: ignore[arg-type]
             return UNKNOWN
@@ -476,6 +500,10 @@ class Evaluator(Expressions):
         if qualified is not None:
             return self._torch_call_fact(qualified, call, site, depth)
         builtin = self.builtin_name(call.func, site)
+        if builtin is None and plain_tuple_subclass(call.func, self.context):
+            builtin = "tuple"  # `class Inputs(tuple): pass`: a tuple to gradcheck too
+        elif builtin is None and named_tuple_class(call.func, self.context):
+            return OpaqueFact("namedtuple")  # not a tuple gradcheck can rebuild (tuple_classes)
         if builtin in ("tuple", "list") and len(call.args) == 1 and not call.args[0].star:
             argument = call.args[0].value
             if isinstance(argument, cst.GeneratorExp):

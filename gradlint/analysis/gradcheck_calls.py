@@ -9,6 +9,7 @@ from typing import Iterator, Sequence
 import libcst as cst
 
 from . import memos, torch_api, traverse
+from .arguments import literal_mapping
 from .facts import Evaluator, Fact, SequenceFact
 from .names import BindingKind, body_statements
 from .source import code_only
@@ -42,10 +43,23 @@ class GradcheckCall:
     via: str | None = None
 
     def keyword(self, name: str) -> cst.Arg | None:
+        """The argument passed as ``name`` (explicitly or in a literal ``**{...}``)."""
         for arg in (*self.node.args, *self.settings):
             if arg.keyword is not None and arg.keyword.value == name:
                 return arg
+        for arg in (*self.node.args, *self.settings):
+            if arg.star == "**":
+                mapping = literal_mapping(arg.value)
+                if mapping is not None and name in mapping:
+                    return cst.Arg(mapping[name], keyword=cst.Name(name))
         return None
+
+    def may_pass(self, name: str) -> bool:
+        """Can ``name`` be passed without gradlint seeing it (``**options``)? Then its
+        absence (``keyword(name) is None``) proves nothing."""
+        return self.keyword(name) is None and any(
+            arg.star == "**" and literal_mapping(arg.value) is None
+            for arg in (*self.node.args, *self.settings))
 
     @property
     def star_inputs(self) -> cst.Arg | None:
@@ -60,16 +74,26 @@ class GradcheckCall:
 
 def _bind(call: cst.Call, variant: str) -> tuple:
     positional = [a for a in call.args if a.keyword is None and a.star == ""]
-    has_star = any(a.star for a in call.args if a.keyword is None)
     keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
     func = positional[0] if positional else keywords.get("func") or keywords.get("fn")
     inputs = positional[1] if len(positional) > 1 else keywords.get("inputs")
+    # `*args` may fill any parameter; `**options` only what is not bound already (a second
+    # value is a TypeError), and a literal `**{...}` is read
+    has_star = any(a.star == "*" for a in call.args) or any(
+        a.star == "**" and _mapping_may_bind(a.value) for a in call.args) and (
+        func is None or inputs is None)
     grad_outputs = None
     limit = 2
     if variant == "gradgradcheck":
         limit = 3
         grad_outputs = positional[2] if len(positional) > 2 else keywords.get("grad_outputs")
     return func, inputs, grad_outputs, tuple(positional[limit:]), has_star
+
+
+def _mapping_may_bind(value: cst.BaseExpression) -> bool:
+    """May ``**value`` give gradcheck its ``func``, ``inputs`` or ``grad_outputs``?"""
+    mapping = literal_mapping(value)
+    return mapping is None or bool({"func", "fn", "inputs", "grad_outputs"} & set(mapping))
 
 
 _OWN_SCOPE_OR_BODY = traverse.exact_types(

@@ -197,6 +197,9 @@ class ModuleContext:
     statements: Sequence[cst.BaseStatement]
     scope: Scope = field(init=False)
     default_dtype: str | None = "float32"  # None: unknown (set somewhere we cannot follow)
+    # unknown only because functions of this module call torch.set_default_dtype: inside
+    # a function, the dtype a straight-line call there set is known (see default_dtype_at)
+    default_dtype_set_in_functions: bool = False
     _aliases: dict[str, str | None] = field(default_factory=dict, init=False)
     # models of the whole module built on demand by analysis modules, by name
     models: dict[str, object] = field(default_factory=dict, init=False, repr=False)
@@ -256,6 +259,8 @@ def default_dtype_of(blocks: Sequence[tuple[cst.Module, str]], context: ModuleCo
     sets it; a call anywhere else (a fixture, ``setUp``, a branch) makes it unknown.
     """
     found: list[str | None] = []
+    found_in_function = False
+    context.default_dtype_set_in_functions = False
     for module, text in blocks:
         if not _MENTION.search(text):
             continue
@@ -264,7 +269,12 @@ def default_dtype_of(blocks: Sequence[tuple[cst.Module, str]], context: ModuleCo
             if not isinstance(stmt, cst.SimpleStatementLine):
                 code = module.code_for_node(stmt)
                 if _MENTION.search(code):
-                    return None  # inside a def, class or branch: cannot be followed
+                    # inside a def, class or branch: cannot be followed from the top
+                    context.default_dtype_set_in_functions = isinstance(stmt, cst.FunctionDef) or (
+                        isinstance(stmt, cst.ClassDef) and _only_in_methods(stmt, module))
+                    if not context.default_dtype_set_in_functions:
+                        return None
+                    found_in_function = True
                 continue
             for small in stmt.body:
                 if isinstance(small, (cst.Import, cst.ImportFrom)):
@@ -275,8 +285,21 @@ def default_dtype_of(blocks: Sequence[tuple[cst.Module, str]], context: ModuleCo
                         found.append(_dtype_argument(small.value, context))
                         continue
                 if _MENTION.search(module.code_for_node(small)):
+                    context.default_dtype_set_in_functions = False
                     return None
+    if found_in_function:
+        # the top level's value holds only until a function changes it
+        context.default_dtype_set_in_functions = not found
+        return None
     return found[-1] if found else "float32"
+
+
+def _only_in_methods(node: cst.ClassDef, module: cst.Module) -> bool:
+    """Every mention of set_default_dtype in the class is inside one of its methods."""
+    for stmt in body_statements(node.body):
+        if not isinstance(stmt, cst.FunctionDef) and _MENTION.search(module.code_for_node(stmt)):
+            return False
+    return True
 
 
 _MENTION = re.compile(r"set_default_(?:dtype|tensor_type)")

@@ -21,11 +21,13 @@ from ..engine.check_cache import CheckCache, clean
 from ..engine.files import (FileOptions, FileReport, Resolved, UsageError, discover, lint_text,
                              options_for)
 from ..engine.fixes import fixes_apply
+from ..analysis.source import decode_source
 from ..engine.reading import is_notebook
 from ..findings import Finding
 from . import baseline as baseline_cli
 from .cache_location import cache_directory
 from . import output
+from .write_back import WriteBackError, write_fixed
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -251,8 +253,14 @@ def _check(args: argparse.Namespace) -> int:
         return _print_diffs(reports, args.exit_zero)
     if args.fix:
         for report in reports:
-            if report.fixed is not None and report.fixed != report.original:
-                report.path.write_text(report.fixed, encoding="utf-8", newline="")
+            if report.fixed is not None and report.original is not None and report.fixed != report.original:
+                try:
+                    write_fixed(report.path, report.fixed, report.original, decode_source)
+                except (WriteBackError, OSError) as error:
+                    message = error.strerror if isinstance(error, OSError) else str(error)
+                    print(f"gradlint: error: {report.display}: fixes not written: {message}",
+                          file=sys.stderr)
+                    report.fixes_applied = 0
 
     show = baseline_cli.shown_path(cwd)
     if args.write_baseline:

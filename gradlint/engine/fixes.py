@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
@@ -74,7 +76,8 @@ class FixOutcome:
 
 def fix_source(text: str, path: str, options: LintOptions, unsafe: bool = False,
                cache: LintCache | None = None) -> FixOutcome:
-    """Apply fixes until none applies (fixes can unlock others), at most MAX_PASSES times."""
+    """Apply fixes until none applies (fixes can unlock others), at most MAX_PASSES times.
+    Only fixes that pass ``verified`` are applied."""
     from .linter import LintCache, lint_source
 
     cache = cache or LintCache()
@@ -83,7 +86,8 @@ def fix_source(text: str, path: str, options: LintOptions, unsafe: bool = False,
     for _ in range(MAX_PASSES):
         if not fixes_apply(findings):
             break  # never edit a file that does not parse
-        fixes = [f.fix for f in findings if allowed(f.fix, unsafe)]
+        fixes = [f.fix for f in findings if allowed(f.fix, unsafe)
+                 and verified(text, f, findings, path, options, cache)]
         if not fixes:
             break
         new_text, count = apply_fixes(text, fixes)  # type: ignore[arg-type]
@@ -93,3 +97,40 @@ def fix_source(text: str, path: str, options: LintOptions, unsafe: bool = False,
         fixed += count
         findings = lint_source(text, path, options, cache).findings
     return FixOutcome(text, fixed, findings)
+
+
+def verified(text: str, finding: Finding, findings: list[Finding], path: str,
+             options: LintOptions, cache: LintCache) -> bool:
+    """Is ``finding``'s fix, applied alone, good? The fixed text compiles; the finding is
+    gone and no other appears (compared by code and message); and no call gained a keyword
+    beside a ``**mapping`` (the mapping may hold the same keyword: TypeError at run time)."""
+    from .linter import lint_source
+
+    if finding.fix is None:
+        return False
+    new_text, count = apply_fixes(text, [finding.fix])
+    if count != 1 or new_text == text:
+        return False
+    try:
+        compile(new_text, path, "exec", dont_inherit=True)
+        added = keywords_beside_double_star(new_text) - keywords_beside_double_star(text)
+    except (SyntaxError, ValueError):
+        return False
+    if added:
+        return False
+    before = Counter((f.code, f.message) for f in findings)
+    before[(finding.code, finding.message)] -= 1
+    after = Counter((f.code, f.message) for f in lint_source(new_text, path, options, cache).findings)
+    return not (after - before)
+
+
+def keywords_beside_double_star(text: str) -> Counter[tuple[str, str]]:
+    """(callee, keyword) for every explicit keyword of a call that also passes ``**mapping``."""
+    found: Counter[tuple[str, str]] = Counter()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Call) and any(k.arg is None for k in node.keywords):
+            callee = ast.dump(node.func)
+            for keyword in node.keywords:
+                if keyword.arg is not None:
+                    found[(callee, keyword.arg)] += 1
+    return found

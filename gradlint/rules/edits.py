@@ -53,14 +53,17 @@ def _torch_names(scope: Scope) -> list[str]:
 
 
 def with_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression,
-                 before: tuple[str, ...] = ()) -> cst.Call:
+                 before: tuple[str, ...] = ()) -> cst.Call | None:
     """``call`` with ``keyword=value`` set: replaced if present, else inserted before the
-    first keyword named in ``before``, else appended."""
+    first keyword named in ``before``, else appended. None when the call also passes
+    ``**mapping``: a keyword beside it raises TypeError if the mapping holds it too."""
     args = list(call.args)
     for index, arg in enumerate(args):
         if arg.keyword is not None and arg.keyword.value == keyword:
             args[index] = arg.with_changes(value=value)
             return call.with_changes(args=args)
+    if any(arg.star == "**" for arg in args):
+        return None
     new_arg = cst.Arg(value=value, keyword=cst.Name(keyword),
                       equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
                                             whitespace_after=cst.SimpleWhitespace("")))

@@ -1,4 +1,8 @@
-"""Code actions: a finding's fix, "suppress on this line", fix-all, and "Run gradcheck"."""
+"""Code actions: a finding's fix, "suppress on this line", fix-all, and "Run gradcheck".
+
+A finding's fix is offered only once checked like ``--fix`` checks it
+(``engine.fixes.verified``: the fixed code compiles, the finding is gone, nothing new is
+found, no keyword beside ``**mapping``)."""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ..engine.fixes import verified
 from ..engine.suppressions import add_noqa
 from ..findings import Applicability, Fix
 from . import convert
@@ -37,7 +42,10 @@ async def code_actions(ls: GradlintServer, params: types.CodeActionParams) -> li
         for diagnostic in params.context.diagnostics:
             if diagnostic.source != convert.SOURCE:
                 continue
-            actions.extend(_quick_fixes(ls, document, snapshot, diagnostic))
+            fix = _fix_of(ls, document, snapshot, diagnostic)
+            if fix is not None and not await _checked(ls, document, snapshot, str(diagnostic.code), fix):
+                fix = None
+            actions.extend(_quick_fixes(ls, document, fix, diagnostic))
     if not only or any(FIX_ALL_KIND.startswith(k) or k == FIX_ALL_KIND for k in only):
         action = await _fix_all(ls, document)
         if action is not None:
@@ -47,11 +55,10 @@ async def code_actions(ls: GradlintServer, params: types.CodeActionParams) -> li
     return actions
 
 
-def _quick_fixes(ls: GradlintServer, document: Document, snapshot: LintSnapshot,
+def _quick_fixes(ls: GradlintServer, document: Document, fix: Fix | None,
                  diagnostic: types.Diagnostic) -> list[types.CodeAction]:
     code = str(diagnostic.code)
     actions = []
-    fix = _fix_of(ls, document, snapshot, diagnostic)
     if fix is not None:
         edits = [convert.text_edit(document, e, ls.encoding) for e in fix.edits]
         actions.append(types.CodeAction(
@@ -91,6 +98,22 @@ def _fix_of(ls: GradlintServer, document: Document, snapshot: LintSnapshot,
         if finding.code == str(diagnostic.code) and rng == diagnostic.range:
             return finding.fix
     return None
+
+
+async def _checked(ls: GradlintServer, document: Document, snapshot: LintSnapshot | None, code: str,
+                   fix: Fix) -> bool:
+    """Whether ``fix`` belongs to a finding of the current lint and passes ``verified``."""
+    if snapshot is None:
+        return False
+    finding = next((f for f in snapshot.findings if f.code == code and f.fix == fix), None)
+    if finding is None:
+        return False
+    settings = ls.settings_for(document.uri)
+    _, root = ls.folder_of(document.uri)
+    path = ls.path_of(document.uri)
+    options = ls.configs.options(path, root, settings)
+    return await ls.linter.call(verified, document.text, finding, list(snapshot.findings),
+                                str(path or document.uri), options, ls.linter.cache)
 
 
 async def _fix_all(ls: GradlintServer, document: Document) -> types.CodeAction | None:

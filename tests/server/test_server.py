@@ -167,6 +167,21 @@ async def test_quick_fix_removes_the_diagnostic(session: Session):
     assert await session.diagnostics(uri, 0) == []
 
 
+async def test_a_fix_is_offered_only_as_the_current_lint_made_and_checked_it(session: Session):
+    """A diagnostic whose data carries edits the server did not make (a stale or altered
+    fix) gets no quick fix: only a current finding's fix, checked like `--fix` checks it."""
+    uri = session.open("test_ops.py", FLOAT32)
+    [diagnostic] = await session.diagnostics(uri, 1)
+    data = dict(diagnostic.data)
+    data["fix"] = dict(data["fix"], edits=[dict(e, text="(") for e in data["fix"]["edits"]])
+    altered = types.Diagnostic(diagnostic.range, diagnostic.message, severity=diagnostic.severity,
+                               code=diagnostic.code, source=diagnostic.source, data=data)
+    actions = await session.client.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(uri), diagnostic.range,
+        types.CodeActionContext(diagnostics=[altered], only=[types.CodeActionKind.QuickFix])))
+    assert [a.title for a in actions] == ["gradlint (GL001): Suppress GL001 on this line"]
+
+
 async def test_suppress_action_adds_noqa(session: Session):
     uri = session.open("test_ops.py", FLOAT32)
     [diagnostic] = await session.diagnostics(uri, 1)

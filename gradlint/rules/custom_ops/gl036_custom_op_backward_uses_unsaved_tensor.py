@@ -199,7 +199,10 @@ class CustomOpBackwardUsesUnsavedTensor(Rule):
         root = node.body
         for name_node, statement in nodes_of(root, cst.Name):
             if name_node.value == ctx and not _is_attribute_base(name_node, statement):
-                saves.attributes_known = False  # ctx passed on, aliased, or setattr(ctx, ...)
+                # ctx passed on, aliased, or setattr(ctx, ...): what is set and what is
+                # saved (a helper may call ctx.save_for_backward) are both unknown
+                saves.attributes_known = False
+                saves.count = None
         for call, statement in nodes_of(root, cst.Call):
             func = call.func
             if isinstance(func, cst.Attribute) and _is_ctx(func.value, ctx) and \

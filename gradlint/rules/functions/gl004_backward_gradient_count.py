@@ -5,8 +5,10 @@ from typing import Iterator, Sequence
 import libcst as cst
 
 from ...analysis.autograd_functions import AutogradFunction, Method, gradient_names
-from ...analysis.backward_returns import Returned, backward_returns, tuple_arithmetic
+from ...analysis.backward_returns import Returned, backward_returns, is_list, tuple_arithmetic
 from ...analysis.block import BlockAnalysis
+from ...analysis.names import BindingKind
+from ...analysis.traverse import visit
 from ...findings import Applicability, Severity
 from ..base import DEFINES_BACKWARD, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
@@ -23,7 +25,11 @@ class BackwardGradientCount(Rule):
 
     With `forward(ctx, x, alpha=1.0)`, `apply` counts the arguments actually passed, so
     `backward` may return one or two values; with `setup_context`, `apply` binds the
-    defaults and two are needed. A `forward(ctx, *args)` is not checked.
+    defaults and two are needed. Then the module's own `Scale.apply(...)` calls (without
+    `*`, `**` or keywords) decide: a call passing another number of inputs than a return
+    gives gradients (beyond trailing `None`s) is reported at that return. A
+    `forward(ctx, *args)` is not checked. A list is one value to torch, however it is
+    written: `[g, None]`, `[g] + [None] * 4`, a comprehension.
 
     ## Why is this bad?
     torch checks the count only when backward runs (not when `forward` is called), and
@@ -186,11 +192,52 @@ class BackwardGradientCount(Rule):
             # return with too few gradients or a gradient in another input's slot
             suspicious = any(r.count < required for r in returns) or any(
                 _misplaced(r, params, function.backward) for r in returns)
+            arities = _apply_arities(block, function) if required < total else {}
             for returned in returns:
                 report = _check_return(block, function, returned, params, required, total,
                                        Severity.WARNING if suspicious else Severity.HINT)
+                if report is None and required <= returned.count <= total:
+                    report = _check_call_sites(returned, arities)
                 if report is not None:
                     yield report
+
+
+def _apply_arities(block: BlockAnalysis, function: AutogradFunction) -> dict[int, str]:
+    """How many inputs the module's ``Cls.apply(...)`` calls pass (calls with ``*``/``**``
+    or keywords are not counted): arity -> the first such call's text."""
+    name = function.name
+    context = block.context
+    bindings = context.scope.table.bindings.get(name, [])
+    if len(bindings) != 1 or bindings[0].kind != BindingKind.CLASS:
+        return {}  # (a rebound name may be another class)
+    found: dict[int, str] = {}
+
+    class Applies(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "apply" and \
+                    isinstance(func.value, cst.Name) and func.value.value == name and \
+                    all(a.keyword is None and not a.star for a in node.args):
+                text = cst.Module(body=[]).code_for_node(node)
+                found.setdefault(len(node.args), text if len(text) <= 60 else f"{name}.apply(...)")
+
+    for stmt in context.statements:
+        visit(stmt, Applies())
+    return found
+
+
+def _check_call_sites(returned: Returned, arities: dict[int, str]) -> Report | None:
+    """forward has defaulted inputs: a call that passes another number of inputs than
+    backward returns gradients makes torch raise when its backward runs (extra trailing
+    Nones are dropped)."""
+    for arity, text in sorted(arities.items()):
+        if arity != returned.count and not (arity < returned.count and returned.values is not None
+                                            and all(_is_none(v) for v in returned.values[arity:])):
+            message = (f"backward returns {_plural(returned.count, 'gradient')} but `{text}` passes "
+                       f"{_plural(arity, 'input')}; torch raises RuntimeError when that call's "
+                       f"backward runs")
+            return Report(returned.node, message, returned.site)
+    return None
 
 
 def _names(params: Sequence[cst.Param]) -> str:
@@ -221,16 +268,20 @@ def _check_return(block: BlockAnalysis, function: AutogradFunction, returned: Re
     count = returned.count
     inputs = f"({_names(params)})" if params else ""
     value = returned.node.value
-    if isinstance(value, cst.List):
+    if value is not None and is_list(value):
         message = (f"backward returns a list, which torch takes as one value (RuntimeError); "
                    f"return a tuple with one gradient per input {inputs}").rstrip()
-        elements = [cst.Element(e.value) for e in value.elements]
-        new = cst.Tuple(elements, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) \
-            if len(elements) != 1 else cst.Tuple(elements)
         fix = None
-        if not any(isinstance(e, cst.StarredElement) for e in value.elements):
+        if isinstance(value, cst.List):
+            elements = [cst.Element(e.value) for e in value.elements]
+            new = cst.Tuple(elements, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) \
+                if len(elements) != 1 else cst.Tuple(elements)
+            if not any(isinstance(e, cst.StarredElement) for e in value.elements):
+                fix = FixProposal("Return a tuple", Applicability.SAFE,
+                                  (Replacement(value, block.code(new), returned.site),))
+        elif isinstance(value, cst.BinaryOperation):  # `[g] + [None] * 4`
             fix = FixProposal("Return a tuple", Applicability.SAFE,
-                              (Replacement(value, block.code(new), returned.site),))
+                              (Replacement(value, f"tuple({block.code(value)})", returned.site),))
         return Report(returned.node, message, returned.site, fix)
     if count < required:
         at_least = "at least " if required < total else ""

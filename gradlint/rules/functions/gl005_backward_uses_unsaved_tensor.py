@@ -34,6 +34,10 @@ class BackwardUsesUnsavedTensor(Rule):
       1-tuple, not a tensor;
     - `ctx.saved_tensors[i]` past the tensors saved (`IndexError: tuple index out of range`).
 
+    The tensors saved are counted from one `save_for_backward(...)` call; a spread
+    `save_for_backward(*tensors)` counts when `tensors` is a list or tuple display bound
+    once in the same method and used nowhere else (nothing can add to it).
+
     ## Why is this bad?
     Each of these fails only when backward runs, far from the cause: a `NameError: name
     'y' is not defined` (which `gradcheck(raise_exception=False)` does not catch), a
@@ -347,9 +351,52 @@ def _saved(function: AutogradFunction, context: ModuleContext
     calls = _save_calls(method, ctx)
     if not calls and ctx is None and _saves_nothing(function, method, context):
         return method, None  # ctx.saved_tensors is ()
-    if len(calls) != 1 or any(a.star or a.keyword is not None for a in calls[0].args):
+    if len(calls) != 1:
         return None
-    return method, calls[0]
+    call = _with_known_lists_spread(calls[0], method)
+    if any(a.star or a.keyword is not None for a in call.args):
+        return None
+    return method, call
+
+
+def _with_known_lists_spread(call: cst.Call, method: Method) -> cst.Call:
+    """``ctx.save_for_backward(*tensors)`` with ``tensors = [a, b]`` bound once and used
+    nowhere else (so nothing can change it): the call as ``save_for_backward(a, b)``."""
+    args: list[cst.Arg] = []
+    for arg in call.args:
+        elements = _known_list(arg, method) if arg.star == "*" else None
+        if elements is None:
+            args.append(arg)
+        else:
+            args.extend(cst.Arg(e.value) for e in elements)
+    return call if len(args) == len(call.args) and all(a is b for a, b in zip(args, call.args)) \
+        else call.with_changes(args=args)
+
+
+def _known_list(arg: cst.Arg, method: Method) -> Sequence[cst.BaseElement] | None:
+    if not isinstance(arg.value, cst.Name):
+        return None
+    name = arg.value.value
+    bindings = method.scope.table.bindings.get(name, [])
+    if len(bindings) != 1 or not isinstance(bindings[0].value, (cst.List, cst.Tuple)):
+        return None
+    elements = bindings[0].value.elements
+    if any(isinstance(e, cst.StarredElement) for e in elements):
+        return None
+    uses = []
+
+    class Uses(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name:
+                uses.append(node)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+    for stmt in method.scope.statements:
+        visit(stmt, Uses())
+    return elements if len(uses) == 2 else None  # the assignment and the spread
 
 
 def _saves_nothing(function: AutogradFunction, method: Method, context: ModuleContext) -> bool:

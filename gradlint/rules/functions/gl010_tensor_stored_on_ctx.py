@@ -26,7 +26,8 @@ class TensorStoredOnCtx(Rule):
     Attributes read in backward only for their metadata (`ctx.x.shape`,
     `ctx.x.size()`, `ctx.x.dtype`) are not reported, nor a store on one branch of an
     `if` whose other branch saves the same tensor with `save_for_backward` (a deliberate
-    fallback, e.g. for old torch versions).
+    fallback, e.g. for old torch versions), nor an input annotated as a number
+    (`dt: float`, `Optional[int]`): the author says it is no tensor.
 
     ## Why is this bad?
     Measured with torch 2.13:

@@ -8,6 +8,7 @@ import libcst as cst
 from ...analysis.autograd_functions import AutogradFunction
 from ...analysis.block import BlockAnalysis
 from ...analysis.gradcheck_calls import StatementExpressions
+from ...analysis.held_values import constructor_attribute
 from ...analysis.names import dotted_name
 from ...analysis.scopes import Scope, Site, walk_statements
 from ...analysis.test_context import expects_exception
@@ -19,7 +20,8 @@ from ..base import FixProposal, Invalid, Replacement, Report, Rule, Valid
 # `re` skip to the capitals: 2.5x faster on torch's sources, the same matches.)
 _CLASS_NAME = r"[A-Z](?<!\w[A-Z])\w*"
 CALLS_FUNCTION_WRONGLY = re.compile(
-    rf"{_CLASS_NAME}\(\s*\)\s*(?:\(|\.\s*apply\b)|{_CLASS_NAME}\.forward\s*\(")
+    rf"{_CLASS_NAME}\(\s*\)\s*(?:\(|\.\s*apply\b)|{_CLASS_NAME}\.forward\s*\("
+    rf"|\bself\.\w+\s*=\s*{_CLASS_NAME}\(\s*\)")  # an instance kept on the object
 # methods of a Function (or of a subclass) that may delegate to another Function's forward
 _FUNCTION_METHODS = frozenset({"forward", "backward", "setup_context", "jvp", "vjp", "vmap"})
 _NO_GRAD = frozenset({"no_grad", "inference_mode"})
@@ -29,9 +31,11 @@ class FunctionNotApplied(Rule):
     """## What it does
     Checks for custom `torch.autograd.Function` classes used without `apply`:
     `MyFn()(x)` (an error), `MyFn().apply(x)` and `MyFn.forward(ctx, x)` called
-    directly (warnings). Calls inside another Function's methods (delegation to a
-    base), under `torch.no_grad()`, and code that also calls `MyFn.backward` (a test of
-    the two methods by hand) are left alone.
+    directly (warnings), and an instance kept on an object (`self.fn = MyFn()` in
+    `__init__`, the one binding of `fn` in the class) and called later (`self.fn(x)`, an
+    error). Calls inside another Function's methods (delegation to a base), under
+    `torch.no_grad()`, and code that also calls `MyFn.backward` (a test of the two
+    methods by hand) are left alone.
 
     ## Why is this bad?
     Measured with torch 2.13:
@@ -194,6 +198,15 @@ class FunctionNotApplied(Rule):
                     continue
                 if not isinstance(func, cst.Attribute):
                     continue
+                # self.fn(x), with `self.fn = MyFn()` in __init__
+                held = _held_instance(block, func, site)
+                if held is not None:
+                    function, inner = held
+                    message = (f"`{block.code(func)}` holds a `{function.name}()` instance (set in "
+                               f"__init__): calling it raises RuntimeError (\"Legacy autograd function "
+                               f"with non-static forward method\"); call `{function.name}.apply(...)`")
+                    yield Report(func, message, site, severity=Severity.ERROR)
+                    continue
                 # MyFn().apply(x)
                 if func.attr.value == "apply" and isinstance(func.value, cst.Call) and \
                         not func.value.args:
@@ -297,3 +310,28 @@ def _calls_backward_too(calls: list[cst.Call], name: str) -> bool:
                 isinstance(func.value, cst.Name) and func.value.value == name:
             return True
     return False
+
+
+def _held_instance(block: BlockAnalysis, func: cst.Attribute, site: Site
+                   ) -> tuple[AutogradFunction, cst.Call] | None:
+    """``self.attr`` in a method, where the class's ``__init__`` set ``self.attr = MyFn()``
+    (and nothing else binds ``attr``): the Function and its instantiation."""
+    if not isinstance(func.value, cst.Name):
+        return None
+    method = site.scope
+    while method is not None and method.kind != "function":
+        method = method.parent
+    if method is None or not isinstance(method.node, cst.FunctionDef):
+        return None
+    params = [p.name.value for p in method.node.params.params]
+    owner = method.parent
+    if not params or params[0] != func.value.value or owner is None or owner.kind != "class" or \
+            not isinstance(owner.node, cst.ClassDef):
+        return None
+    value = constructor_attribute(owner.node, func.attr.value)
+    if not isinstance(value, cst.Call) or value.args:
+        return None
+    function = block.function_index.function_class(value.func, owner)
+    if function is None or function.style is None:
+        return None
+    return function, value

@@ -27,12 +27,20 @@ class LowPrecisionGradcheckInput(Rule):
     tensors that require grad and are float32, float16, bfloat16 or complex64: made by a
     factory with such a `dtype=`, by a factory that uses torch's default dtype (float32,
     unless the module calls `torch.set_default_dtype(torch.float64)`), or cast with
-    `.float()`, `.half()`, `.to(torch.float32)` and the like.
+    `.float()`, `.half()`, `.to(torch.float32)` and the like. In a module whose functions
+    set the default dtype, a factory's dtype is what a `torch.set_default_dtype(...)`
+    earlier in the same function set, when only torch's own functions and plain builtins
+    run between; otherwise (another test may have left float64) it is unknown.
 
     gradlint follows a tensor through arithmetic (`0.5 + 2 * torch.rand(n) ** 2`: a Python
     number never promotes a tensor), method chains (`.reshape(...).abs().t()`), torch
     functions, `.detach()` and `torch.no_grad()`, helpers of the same module that return
-    it, and pytest fixtures (in the module, the test class, or a `conftest.py` above it).
+    it (also under `functools.lru_cache`, `@torch.no_grad()` or the module's own
+    pass-through `functools.wraps` decorator; any other decorator may return anything), pytest fixtures (in the module, the test class, or a `conftest.py`
+    above it; also ones that return a factory function), attributes a `unittest.TestCase`
+    sets once in `setUp` (when nothing else in the class can change them), and fields of
+    a same-module dataclass or NamedTuple built in the same function (when the object is
+    not handed to other code).
     `functools.partial(gradcheck, ...)`, aliases and small wrappers
     (`def check(f, x): return gradcheck(f, x, eps=1e-6)`) are gradcheck too. A test
     parametrized with `@pytest.mark.parametrize("dtype", [torch.float32, ...])` is checked
@@ -49,7 +57,9 @@ class LowPrecisionGradcheckInput(Rule):
 
     Inputs that do not require grad are constants to gradcheck and may have any dtype.
     gradlint stays silent when the call sets `eps=` to `1e-4` or more (or to a value it
-    cannot read): that is how float32 code is checked on purpose.
+    cannot read, or passes `**options` that may set it): that is how float32 code is
+    checked on purpose. A `dtype=` or `requires_grad=` that may come in through
+    `**kwargs` is unknown, not absent (a literal `**{"dtype": torch.float64}` is read).
 
     ## Example
     ```python
@@ -71,7 +81,10 @@ class LowPrecisionGradcheckInput(Rule):
     its title says why: the name is read elsewhere in the function, or it is a module-level
     name. In a notebook every cell's names are module-level (other cells, and the kernel's
     state, may read them), so a tensor made in one cell and checked in another gets an
-    unsafe fix there, while the same lines inside a test function get a safe one.
+    unsafe fix there, while the same lines inside a test function get a safe one. No fix
+    adds `dtype=` to a call that also passes `**mapping`: the mapping may hold `dtype`
+    too, and the fixed call would raise `TypeError: got multiple values for keyword
+    argument 'dtype'`.
 
     ## References
     - [torch.autograd.gradcheck](https://docs.pytorch.org/docs/stable/generated/torch.autograd.gradcheck.gradcheck.html)
@@ -262,7 +275,7 @@ def _step_chosen_for_low_precision(call: GradcheckCall, evaluator) -> bool:
     """`eps=` of 1e-4 or more (or a value that cannot be read): float32 on purpose."""
     eps = call.keyword("eps")
     if eps is None:
-        return False
+        return call.may_pass("eps")  # `**options` may choose it
     values = _possible_numbers(eps.value, call.site, evaluator)
     if values is None:
         return True

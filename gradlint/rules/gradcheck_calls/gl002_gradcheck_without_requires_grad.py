@@ -46,7 +46,10 @@ class GradcheckWithoutRequiresGrad(Rule):
     tensors cannot require grad and are left alone. The fix is safe when every edited
     tensor is made inside the gradcheck call, or is a local variable used only by
     gradcheck calls; otherwise it is unsafe: other code that uses the tensor (an in-place
-    update, for example) may behave differently once it requires grad.
+    update, for example) may behave differently once it requires grad. A factory that
+    also passes `**mapping` gets no `requires_grad=True` (the mapping may hold it: a
+    keyword given twice is a TypeError), and one whose `**kwargs` may set `requires_grad`
+    is not reported at all.
 
     ## References
     - [pytorch/pytorch#9192](https://github.com/pytorch/pytorch/pull/9192)
@@ -150,8 +153,10 @@ def _fix(block: BlockAnalysis, call: GradcheckCall, elements: list[InputElement]
         origin = fact.grad_origin
         node = origin.node
         if origin.kind == "factory" and isinstance(node, cst.Call):
-            new_text = block.module.code_for_node(edits.with_keyword(node, "requires_grad",
-                                                                     cst.Name("True")))
+            new_call = edits.with_keyword(node, "requires_grad", cst.Name("True"))
+            if new_call is None:
+                continue  # beside `**mapping`: no keyword can be added safely
+            new_text = block.module.code_for_node(new_call)
         elif origin.kind == "expression" and isinstance(node, cst.BaseExpression):
             new_text = edits.append_method(node, "requires_grad_", block.module.code_for_node(node))
         else:

@@ -28,7 +28,12 @@ class GradcheckInputsNotOneArgument(Rule):
     - `gradgradcheck(f, x, y)` where `f` needs two inputs: `y` silently becomes
       `grad_outputs`, the third positional parameter of gradgradcheck;
     - a generator, dict, set, or a tuple nested in the inputs tuple, which gradcheck
-      passes to your function as one opaque, non-tensor argument.
+      passes to your function as one opaque, non-tensor argument;
+    - a NamedTuple as gradcheck's inputs (a same-module `class P(NamedTuple)` or
+      `namedtuple(...)`): gradcheck rebuilds its inputs with `type(inputs)(...)`, which
+      raises `TypeError: P.__new__() missing 1 required positional argument: 'b'` (torch
+      2.13; not with `masked=True`, nor in gradgradcheck). A plain `class Inputs(tuple)`
+      is a tuple like any other.
 
     A single tensor (`gradcheck(f, x)`) and a list (`gradcheck(f, [x, y])`) are fine:
     torch accepts both.
@@ -61,7 +66,8 @@ class GradcheckInputsNotOneArgument(Rule):
     the original call cannot have worked. Making a generator a `tuple(...)` is safe for
     the same reason. Turning a set into a tuple, or unwrapping a nested tuple, is unsafe:
     the order of a set is not defined, and a function written for one tuple argument
-    needs changing too.
+    needs changing too. `tuple(...)` around a NamedTuple is safe: the call cannot have
+    worked.
 
     ## References
     - [pytorch/pytorch#65165](https://github.com/pytorch/pytorch/issues/65165)
@@ -270,6 +276,8 @@ class GradcheckInputsNotOneArgument(Rule):
                 fix = FixProposal("Make the inputs a tuple", Applicability.UNSAFE,
                                   (Replacement(inputs, block.code(new), call.site),))
             return Report(inputs, message, call.site, fix)
+        if isinstance(fact, OpaqueFact) and fact.kind == "namedtuple":
+            return _named_tuple_inputs(block, call, inputs)
         if not isinstance(fact, SequenceFact) or fact.elements is None or fact.node is None:
             return None
         nested = [i for i, e in enumerate(fact.elements) if isinstance(e, SequenceFact)]
@@ -291,6 +299,24 @@ class GradcheckInputsNotOneArgument(Rule):
                                            if isinstance(element, (cst.Tuple, cst.List)) and element.lpar
                                            else block.code(element), call.site),))
         return Report(node, message, call.site, fix)
+
+
+def _named_tuple_inputs(block: BlockAnalysis, call: GradcheckCall,
+                        inputs: cst.BaseExpression) -> Report | None:
+    """gradcheck rebuilds a sequence of inputs with ``type(inputs)(map(...))``, which a
+    NamedTuple's constructor cannot take (analysis/tuple_classes.py); not with
+    ``masked=True``, nor in gradgradcheck (it hands gradcheck a tuple of its own)."""
+    if call.variant != "gradcheck" or call.may_pass("masked"):
+        return None
+    masked = call.keyword("masked")
+    if masked is not None and not (isinstance(masked.value, cst.Name) and
+                                   masked.value.value in ("False", "None")):
+        return None
+    message = ("gradcheck inputs is a NamedTuple, which gradcheck rebuilds with `type(inputs)(...)`: "
+               "its constructor takes the fields one by one (TypeError); pass `tuple(...)` of it")
+    fix = FixProposal("Pass a plain tuple", Applicability.SAFE,
+                      (Replacement(inputs, f"tuple({block.code(inputs)})", call.site),))
+    return Report(inputs, message, call.site, fix)
 
 
 def _is_setting(expr: cst.BaseExpression) -> bool:

@@ -21,7 +21,10 @@ class RandomOpInCheckedFunction(Rule):
     random ops: `torch.rand*`/`randn*`/`randint`/`randperm`/`bernoulli`/`multinomial`/
     `normal`/`poisson`, the in-place samplers (`.uniform_()`, `.normal_()`,
     `.bernoulli_()`...), and `F.dropout` (and its variants) in training mode, which is
-    their default.
+    their default. An `nn.Module` given to gradcheck is checked too when it is built in
+    the same function (`model = nn.Sequential(..., nn.Dropout(0.5)).double()`) and used
+    nowhere else: a module starts in training mode, so its dropout draws at every
+    evaluation unless `model.eval()` is called (any other use of `model` makes it unknown).
 
     ## Why is this bad?
     gradcheck evaluates the function many times, perturbing one input element at a
@@ -116,6 +119,16 @@ class RandomOpInCheckedFunction(Rule):
         for call in block.gradcheck_calls:
             if expects_exception(call.site):
                 continue  # a test of torch's error: the mistake is on purpose
+            module = _module_in_training(block, call)
+            if module is not None:
+                name, dropout = module
+                message = (f"the module under gradcheck (`{name}`) holds `{_short(block, dropout)}` and is "
+                           f"in training mode (modules start so): dropout draws random numbers at every "
+                           f"evaluation, and the numerical Jacobian measures the noise; call "
+                           f"`{name}.eval()` first")
+                assert call.func is not None
+                yield Report(call.func.value, message, call.site)
+                continue
             code = block.checked_code(call)
             if code is None:
                 continue
@@ -147,8 +160,8 @@ def _random_call(context: ModuleContext, region: Region) -> tuple[cst.Call, str]
     for node, name, conditional in qualified:
         if conditional:
             continue  # `if self.training: ...`: it may not run
-        if _keyword(node, "generator") is not None:
-            continue
+        if _keyword(node, "generator") is not None or any(a.star == "**" for a in node.args):
+            continue  # a generator (maybe in `**options`): a seeded draw
         if name in torch_ops.RANDOM_FUNCTIONS:
             return node, ""
         if name in torch_ops.DROPOUT_FUNCTIONS and _dropout_is_random(node):
@@ -182,3 +195,80 @@ def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
 
 def _is_true(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
+
+
+_DROPOUT_MODULES = frozenset({"torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d",
+                              "torch.nn.Dropout3d", "torch.nn.AlphaDropout", "torch.nn.FeatureAlphaDropout",
+                              "torch.nn.modules.dropout.Dropout"})
+_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList"})
+# methods that return the module itself and keep its training mode
+_KEEP_TRAINING = frozenset({"double", "float", "half", "to", "cpu", "cuda", "requires_grad_", "type"})
+
+
+def _module_in_training(block: BlockAnalysis, call) -> tuple[str, cst.Call] | None:
+    """``gradcheck(model, ...)`` with ``model = nn.Sequential(..., nn.Dropout(0.5)).double()``
+    bound once before the call in the same function, and ``model`` used nowhere else (no
+    ``.eval()``, no other code that could switch it): (name, the dropout constructor)."""
+    if call.func is None or not isinstance(call.func.value, cst.Name) or call.via is not None:
+        return None
+    name = call.func.value.value
+    scope = call.site.scope
+    if scope.kind != "function" or not call.site.frames:
+        return None
+    binding = scope.table.single_assignment(name)
+    if binding is None or binding.value is None:
+        return None
+    position = next((i for i, stmt in enumerate(scope.statements) if isinstance(stmt, cst.SimpleStatementLine)
+                     and any(small is binding.node for small in stmt.body)), None)
+    if position is None or position >= call.site.frames[0].index:
+        return None
+    uses = []
+
+    class Uses(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name:
+                uses.append(node)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+    for stmt in scope.statements:
+        stmt.visit(Uses())
+    if len(uses) != 2:  # the binding and the gradcheck call
+        return None
+    value = binding.value
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            value.func.attr.value in _KEEP_TRAINING:
+        value = value.func.value
+    if not isinstance(value, cst.Call):
+        return None
+    dropout = _random_dropout_in(block.context, value, scope)
+    return (name, dropout) if dropout is not None else None
+
+
+def _random_dropout_in(context: ModuleContext, node: cst.Call, scope) -> cst.Call | None:
+    qualified = context.qualified(node.func, scope)
+    if qualified in _DROPOUT_MODULES:
+        if any(a.star for a in node.args):
+            return None
+        p = _keyword(node, "p") or (node.args[0].value if node.args and node.args[0].keyword is None else None)
+        if p is None or (isinstance(p, (cst.Integer, cst.Float)) and float(p.value) > 0.0):
+            return node
+        return None
+    if qualified in _CONTAINERS:
+        for arg in node.args:
+            if arg.star or arg.keyword is not None:
+                continue
+            inner = arg.value
+            elements = [e.value for e in inner.elements] if isinstance(inner, (cst.List, cst.Tuple)) else [inner]
+            for element in elements:
+                if isinstance(element, cst.Call):
+                    found = _random_dropout_in(context, element, scope)
+                    if found is not None:
+                        return found
+    return None

@@ -162,7 +162,7 @@ def _expansion(origin: ValueOrigin):
 
 
 def _sizes(call: cst.Call) -> list[cst.BaseExpression]:
-    sizes = [arg.value for arg in call.args if arg.keyword is None]
+    sizes = [arg.value for arg in call.args if arg.keyword is None and arg.star != "**"]
     if len(sizes) == 1 and isinstance(sizes[0], (cst.Tuple, cst.List)):
         sizes = [element.value for element in sizes[0].elements]
     return sizes

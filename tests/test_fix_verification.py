@@ -1,0 +1,73 @@
+"""`--fix` applies a fix only after checking it: the fixed code compiles, the finding is
+gone, nothing new is found, and no keyword was added beside a `**mapping`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gradlint.engine.fixes import fix_source, verified
+from gradlint.engine.linter import LintCache, LintOptions, lint_source
+from gradlint.findings import Edit, Fix, Range
+
+SOURCE = """import torch
+from torch.autograd import gradcheck
+
+def test_sin(options):
+    x = torch.randn(3, requires_grad=True)
+    assert gradcheck(torch.sin, (x,))
+    y = torch.zeros(3, **options)
+"""
+
+
+def _gl001():
+    findings = lint_source(SOURCE, "t.py", LintOptions()).findings
+    (finding,) = [f for f in findings if f.code == "GL001"]
+    return finding, findings
+
+
+def _with_edit(finding, line, start, end, text):
+    edit = Edit(Range.of(line, start, line, end), text)
+    return replace(finding, fix=Fix("test", finding.fix.applicability, (edit,)))
+
+
+def test_a_good_fix_is_verified():
+    finding, findings = _gl001()
+    assert verified(SOURCE, finding, findings, "t.py", LintOptions(), LintCache())
+
+
+def test_a_fix_that_does_not_compile_is_not_applied():
+    finding, findings = _gl001()
+    broken = _with_edit(finding, 5, 8, 9, "(")
+    assert not verified(SOURCE, broken, findings, "t.py", LintOptions(), LintCache())
+
+
+def test_a_keyword_beside_double_star_is_not_applied():
+    finding, findings = _gl001()
+    # also fixes the finding, but adds dtype= to the call that passes **options
+    line7 = SOURCE.splitlines()[6]
+    column = line7.index("**options")
+    both = replace(finding, fix=Fix("test", finding.fix.applicability, (
+        *finding.fix.edits, Edit(Range.of(7, column, 7, column), "dtype=torch.float64, "))))
+    assert not verified(SOURCE, both, findings, "t.py", LintOptions(), LintCache())
+
+
+def test_a_fix_that_leaves_its_finding_is_not_applied():
+    finding, findings = _gl001()
+    useless = _with_edit(finding, 6, 4, 4, "pass; ")
+    assert not verified(SOURCE, useless, findings, "t.py", LintOptions(), LintCache())
+
+
+def test_fix_source_applies_only_verified_fixes():
+    outcome = fix_source(SOURCE, "t.py", LintOptions(), unsafe=True)
+    assert "torch.randn(3, dtype=torch.float64, requires_grad=True)" in outcome.text
+    assert "torch.zeros(3, **options)" in outcome.text
+
+
+def test_a_fix_that_brings_a_new_finding_is_not_applied():
+    finding, findings = _gl001()
+    # float64 now, but no longer requires grad: GL002 would appear
+    line5 = SOURCE.splitlines()[4]
+    swapped = _with_edit(finding, 5, 8, len(line5), "torch.randn(3, dtype=torch.float64)")
+    assert not verified(SOURCE, swapped, findings, "t.py", LintOptions(), LintCache())
+    fixed = _with_edit(finding, 5, 8, len(line5), "torch.randn(3, dtype=torch.float64, requires_grad=True)")
+    assert verified(SOURCE, fixed, findings, "t.py", LintOptions(), LintCache())
