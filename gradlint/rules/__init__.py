@@ -49,6 +49,9 @@ from .gl041_function_under_forward_ad_without_jvp import FunctionUnderForwardAdW
 from .gl042_custom_op_return_annotation import CustomOpReturnAnnotation
 from .gl043_custom_op_keyword_only_tensor import CustomOpKeywordOnlyTensor
 from .gl044_register_autograd_non_functional_op import RegisterAutogradNonFunctionalOp
+from .gl045_same_tensor_twice_to_apply import SameTensorTwiceToApply
+from .gl046_mark_dirty_result_discarded import MarkDirtyResultDiscarded
+from .gl047_function_wraps_custom_op import FunctionWrapsCustomOp
 
 SYNTAX_ERROR = SyntaxError_
 
@@ -98,6 +101,9 @@ ALL_RULES: tuple[type[Rule], ...] = (
     CustomOpReturnAnnotation,
     CustomOpKeywordOnlyTensor,
     RegisterAutogradNonFunctionalOp,
+    SameTensorTwiceToApply,
+    MarkDirtyResultDiscarded,
+    FunctionWrapsCustomOp,
 )
 UNUSED_SUPPRESSION = UnusedSuppression
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
