@@ -18,8 +18,13 @@ from ..findings import Severity
 from .options import ALL_CODES, AUTO, LintOptions
 from .reading import read_bytes
 
-KEYS = ("select", "ignore", "exclude", "per-file-ignores", "severity", "default-dtype")
+KEYS = ("select", "ignore", "exclude", "per-file-ignores", "severity", "default-dtype", "run")
 DEFAULT_DTYPES = ("auto", "float32", "float64", "unknown")
+# [tool.gradlint.run]: checks `gradlint run` (the editor's run, pytest --gradlint) adds when
+# asked; the values the worker accepts (gradlint/worker/compiled.py, precision.py)
+RUN_KEYS = ("compile", "dtype", "precision-factor")
+COMPILE_BACKENDS = ("aot_eager", "inductor")
+RUN_DTYPES = ("bfloat16", "float16", "float32")
 
 
 class ConfigError(Exception):
@@ -116,6 +121,8 @@ class Config:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     severity: dict[str, Severity] = field(default_factory=dict)
     default_dtype: str = "auto"
+    # worker options from [tool.gradlint.run]: compile, dtype, precision_factor
+    run_options: dict[str, Any] = field(default_factory=dict)
 
     def relative(self, path: Path) -> str:
         try:
@@ -182,7 +189,41 @@ def parse_config(data: Mapping[str, Any], root: Path, source: Path | None) -> Co
         if value not in DEFAULT_DTYPES:
             raise ConfigError(f"{where} default-dtype: `{value}` is not one of {', '.join(DEFAULT_DTYPES)}")
         config.default_dtype = value
+    if "run" in data:
+        config.run_options = parse_run_table(data["run"], f"{where} run")
     return config
+
+
+def parse_run_table(table: Any, where: str) -> dict[str, Any]:
+    """[tool.gradlint.run] as worker options (docs/run-result-schema.md, 2.3)."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: expected a table (compile, dtype, precision-factor)")
+    unknown = [key for key in table if key not in RUN_KEYS]
+    if unknown:
+        raise ConfigError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
+                          f"{', '.join(f'`{k}`' for k in unknown)} (expected: {', '.join(RUN_KEYS)})")
+    options: dict[str, Any] = {}
+    if "compile" in table:
+        value = table["compile"]
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list) and value and all(v in COMPILE_BACKENDS for v in value):
+            options["compile"] = list(value)
+        elif isinstance(value, bool):
+            options["compile"] = value
+        else:
+            raise ConfigError(f"{where} compile: expected true, false or backends among "
+                              f"{', '.join(COMPILE_BACKENDS)}, got {value!r}")
+    if "dtype" in table:
+        if table["dtype"] not in RUN_DTYPES:
+            raise ConfigError(f"{where} dtype: `{table['dtype']}` is not one of {', '.join(RUN_DTYPES)}")
+        options["dtype"] = table["dtype"]
+    if "precision-factor" in table:
+        k = table["precision-factor"]
+        if isinstance(k, bool) or not isinstance(k, (int, float)) or k < 1:
+            raise ConfigError(f"{where} precision-factor: expected a number ≥ 1, got {k!r}")
+        options["precision_factor"] = float(k)
+    return options
 
 
 def _string_list(value: Any, where: str) -> list[str]:
