@@ -68,8 +68,8 @@ def main():
                                                      "gradgradcheck": False})
                     rec = next((c for c in r["checks"] if c["name"] == "precision (%s)" % dname), None)
                     verdicts.append(r["verdict"] if rec is not None and rec["status"] != "skipped" else "skipped")
-                    if rec is not None and rec["details"].get("worst"):
-                        ratios.append(rec["details"]["worst"]["ratio"])
+                    if rec is not None and rec["details"].get("worst_tensor"):
+                        ratios.append(rec["details"]["worst_tensor"]["ratio"])
                     fixed.append(fixed_tolerance(fn_cls, inputs, DTYPES[dname]))
                 rows.append((dname, op, variant, verdicts, ratios, fixed))
     elapsed = time.perf_counter() - t0

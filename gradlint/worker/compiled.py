@@ -427,11 +427,11 @@ def _mismatch(subject, setup, kind, backend, details, got, want, k, flat):
     elif flat is not None and is_tensor(want[k]):
         shape = tuple(want[k].shape)
         where = _unravel(flat, shape)
-        details["worst"] = {"tensor": name, "index": list(where),
+        details["worst_element"] = {"tensor": name, "index": list(where),
                             "eager": float(want[k].reshape(-1)[flat]), "compiled": float(got[k].reshape(-1)[flat])}
         how = "worst |Δ| %s at %s%s (eager %s, compiled %s)" % (
-            fmt(details["max_difference"]), name, idx(where), fmt(details["worst"]["eager"]),
-            fmt(details["worst"]["compiled"]))
+            fmt(details["max_difference"]), name, idx(where), fmt(details["worst_element"]["eager"]),
+            fmt(details["worst_element"]["compiled"]))
     else:
         how = "max |Δ| %s" % fmt(details["max_difference"])
     label = "torch.compile" if kind == "autograd" else "torch.compile(torch.func.%s(f))" % kind.split(".")[-1]

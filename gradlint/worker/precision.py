@@ -220,7 +220,7 @@ def check_precision(subject, result, dtype_name):
         return {"status": "skipped", "message": "no probe could be evaluated: %s" % probes[-1].get("skipped"),
                 "details": details}
     label, row = worst
-    details["worst"] = dict(row, probe=label)
+    details["worst_tensor"] = dict(row, probe=label)
     is_grad = row["name"] in [subject.in_names[j] for j in subject.grad_pos]
     what = ("gradient of %s" if is_grad else "value of %s") % row["name"]
     against = ("PyTorch's own %s computation" % dtype_name if ref.kind != "exact_rounding"

@@ -137,7 +137,7 @@ def _name_asked(result, asked):
         extra.append("torch.func.grad")
     for r in passed:
         if r["name"].startswith("precision ("):
-            worst = r["details"].get("worst") or {}
+            worst = r["details"].get("worst_tensor") or {}
             extra.append("%s within %s× of PyTorch's error" % (r["details"]["dtype"], r["details"]["factor"])
                          if worst.get("reference_error") else "%s precision" % r["details"]["dtype"])
     head, _, tail = result["summary"][len("✓ gradients match: "):].partition(" (")

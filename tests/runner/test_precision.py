@@ -33,7 +33,7 @@ async def test_a_float32_backward_passes_at_bfloat16(client):
 async def test_a_backward_through_float16_intermediates_fails_at_bfloat16(client):
     r = await run(client, target("RMSNormHalfBackward", dtype="bfloat16"))
     assert (r["status"], r["verdict"], r["failed_check"]) == ("fail", "precision_loss", "precision (bfloat16)")
-    worst = check(r, "precision (bfloat16)")["details"]["worst"]
+    worst = check(r, "precision (bfloat16)")["details"]["worst_tensor"]
     assert worst["name"] == "x" and worst["ratio"] > 2 and not worst["passed"]
     assert "less accurate than PyTorch's own bfloat16 computation" in r["summary"]
     assert r["location"]["line"] == method_line("precision_targets.py", "RMSNormHalfBackward", "backward")
