@@ -133,10 +133,13 @@ class Setup(object):
             torch.manual_seed(s.opts["seed"])
             outs = as_tuple(fn(*inputs))
         targets = [inputs[j] for j in s.grad_pos]
-        douts = [outs[i] for i in self.diff_out]
-        if not douts:
+        # an output that does not require grad here (forward through comparisons, where, sign:
+        # a step function autograd sees as constant) has a zero gradient
+        pairs = [(outs[i], g) for i, g in zip(self.diff_out, self.gos)
+                 if is_tensor(outs[i]) and outs[i].requires_grad]
+        if not pairs:
             return tuple(torch.zeros_like(t) for t in targets)
-        grads = torch.autograd.grad(douts, targets, self.gos, allow_unused=True)
+        grads = torch.autograd.grad([o for o, _ in pairs], targets, [g for _, g in pairs], allow_unused=True)
         return tuple(torch.zeros_like(t) if g is None else g.detach() for t, g in zip(targets, grads))
 
     def through(self):

@@ -36,6 +36,12 @@ async def test_a_straight_through_backward_that_compiled_func_grad_drops_fails_t
     assert any(n.startswith("the gradient checks alone: inconclusive") for n in r["notes"])
 
 
+async def test_a_surrogate_spike_whose_forward_autograd_cannot_see_is_dropped_too(client):
+    r = await run(client, target("SurrogateSpike"))
+    assert r["verdict"] == "compile_mismatch", r["summary"]
+    assert check(r, "compile func.grad (aot_eager)")["details"]["pattern"]["kind"] == "backward_dropped"
+
+
 async def test_a_correct_setup_context_function_passes_with_the_compile_checks_that_ran(client):
     r = await run(client, target("Sin"))
     assert (r["status"], r["verdict"]) == ("pass", "ok"), r["summary"]
