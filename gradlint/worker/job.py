@@ -342,9 +342,11 @@ class Job(object):
         plan = self.plan(subject)
         blocked = None  # why the remaining checks are skipped
         fw_blocked = None  # forward_ad only depends on forward
+        first_blocked = None  # the precision verdict depends on first-order gradients only
         for step, (name, skip) in enumerate(plan):
             # forward AD and opcheck depend only on forward, not on backward's results
-            reason = fw_blocked if name in _FORWARD_ONLY else blocked
+            reason = fw_blocked if name in _FORWARD_ONLY else first_blocked if name in precision.CHECKS \
+                else blocked
             if reason or skip:
                 rec = self._skip(name, reason or skip)
                 if name == "gradgradcheck" and not reason and self.once_differentiable \
@@ -357,6 +359,8 @@ class Job(object):
                 blocked = "skipped: %s %s" % (name.replace("_", " "), "failed" if rec["status"] == "fail" else "raised")
                 if name in _FORWARD_CHECKS:
                     fw_blocked = blocked
+                if name in _FORWARD_CHECKS or name == "gradcheck":
+                    first_blocked = blocked
 
     def next_cases(self, subject, loader, loaded):
         """A parametrized test whose case proves nothing here (the Jacobian is zero, e.g.
