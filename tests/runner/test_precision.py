@@ -73,3 +73,9 @@ async def test_an_unknown_dtype_or_reference_is_a_bad_request(client):
     r = await run(client, target("RMSNorm", dtype="bfloat16", reference="no_such_function"))
     assert (r["status"], r["verdict"]) == ("error", "bad_request")
     assert "no_such_function" in r["summary"]
+
+
+async def test_a_gradgradcheck_failure_does_not_skip_the_precision_verdict(client):
+    r = await run(client, fn_class("real_styles.py", "NllLoss", options={"dtype": "bfloat16", "draws": 1}))
+    assert r["verdict"] == "not_twice_differentiable"
+    assert check(r, "precision (bfloat16)")["status"] == "pass"  # an int64 target rides along unchanged
