@@ -27,6 +27,7 @@ VERDICTS = (
     "worker_unavailable", "vacuous", "draw_dependent", "shape_dependent", "missing_dependency",
     "approximate_gradient", "op_schema", "op_autograd_registration", "op_fake_tensor", "op_compile",
     "vmap_mismatch", "jacrev_mismatch", "surrogate_gradient",
+    "compile_mismatch", "func_mismatch", "compile_unsupported", "precision_loss",
 )
 
 DEFAULT_LIMITS = {
