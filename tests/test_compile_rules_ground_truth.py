@@ -1,5 +1,6 @@
-"""What GL045-GL047 say about torch.compile is what torch 2.13 does: each rule's examples are
-run, eager and compiled (aot_eager), and compared with the behaviour its docs state.
+"""What GL045-GL047 say about torch.compile is what torch 2.13 does: each rule's examples (the
+class's and its fixtures', `all_examples`) are run, eager and compiled (aot_eager), and
+compared with the behaviour its docs state. A new fixture says here how it is called.
 (Tests may import torch; gradlint itself never does.)"""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from gradlint.rules import RULES_BY_CODE  # noqa: E402
+from gradlint.rules.examples import all_examples  # noqa: E402
 
 _NAMESPACES = itertools.count()
 
@@ -55,6 +57,68 @@ def test_gl045_same_tensor_twice_breaks_the_graph_and_a_copy_compiles():
     assert torch.allclose(_grad(fixed, X, compiled=True), eager)  # fullgraph=True, same gradient
     valid = _module(rule.VALID[0].code)["square"]
     assert torch.allclose(_grad(valid, X, compiled=True), eager)
+
+
+# How each example of GL045 and GL046 is called: (kind, index) -> the expression giving the
+# callable. Every example that imports torch has an entry.
+CALLS = {
+    "GL045": {("VALID", 0): "square", ("VALID", 1): "f", ("VALID", 2): "lambda x: square(x)", ("VALID", 4): "f",
+              ("VALID", 5): "f", ("INVALID", 0): "square", ("INVALID", 1): "Block()",
+              ("INVALID", 2): "square", ("INVALID", 3): "f"},
+    "GL046": {("VALID", 0): "f", ("VALID", 1): "f", ("VALID", 2): "f", ("VALID", 3): "f",
+              ("INVALID", 0): "f", ("INVALID", 1): "f", ("INVALID", 2): "f"},
+}
+# calls of a function under torch.compiler.disable: compiled code calling it breaks the graph
+# there (fullgraph=True raises), and it runs eagerly. (torch.compile applied to the disabled
+# function itself compiles the function it wraps: measured, torch 2.13.)
+DISABLED = {("GL045", "VALID", 2)}
+
+
+def _examples(code):
+    for example in all_examples(RULES_BY_CODE[code]):
+        if "import torch" in example.code:
+            yield pytest.param(example, id=example.id)
+
+
+def _entry(code, example, source=None):
+    fn = eval(CALLS[code][(example.kind, example.index)], _module(source or example.code))
+    return getattr(fn, "_torchdynamo_orig_callable", fn)  # under @torch.compile: compiled here
+
+
+@pytest.mark.parametrize("example", list(_examples("GL045")))
+def test_gl045_examples_compile_as_the_rule_says(example):
+    fn = _entry("GL045", example)
+    eager = _grad(fn, X)
+    if (example.rule.code, example.kind, example.index) in DISABLED:
+        with pytest.raises(torch._dynamo.exc.Unsupported, match="disable"):
+            _grad(fn, X, compiled=True)
+        assert torch.allclose(_grad(fn, X, compiled=True, fullgraph=False), eager)
+        return
+    if example.kind == "VALID":  # compiles with fullgraph=True, same gradient
+        assert torch.allclose(_grad(fn, X, compiled=True), eager)
+        return
+    with pytest.raises(torch._dynamo.exc.Unsupported, match="duplicate tensor input"):
+        _grad(fn, X, compiled=True)
+    assert torch.allclose(_grad(fn, X, compiled=True, fullgraph=False), eager)  # graph break: eager
+    fixed = _entry("GL045", example, example.case.fixed)
+    assert torch.allclose(_grad(fixed, X, compiled=True), eager)  # the copy compiles, same gradient
+
+
+@pytest.mark.parametrize("example", list(_examples("GL046")))
+def test_gl046_examples_compile_right_in_2_13(example):
+    fn = _entry("GL046", example)
+    eager = _grad(fn, X)
+    assert torch.allclose(_grad(fn, X, compiled=True), eager)  # fixed by pytorch#184267 before 2.13
+    if example.kind == "INVALID":
+        fixed = _entry("GL046", example, example.case.fixed)
+        assert torch.allclose(_grad(fixed, X), eager)
+        assert torch.allclose(_grad(fixed, X, compiled=True), eager)
+
+
+def test_every_example_says_how_it_is_called():
+    for code, calls in CALLS.items():
+        ran = {(e.kind, e.index) for e in all_examples(RULES_BY_CODE[code]) if "import torch" in e.code}
+        assert ran == set(calls), code
 
 
 # GL046 -----------------------------------------------------------------------------------
@@ -103,13 +167,26 @@ def _(x):
 """
 
 
-def test_gl047_function_around_a_custom_op_fails_under_compiled_func_grad():
-    rule = RULES_BY_CODE["GL047"]
-    ns = _module(_OP + textwrap.dedent(rule.INVALID[0].code))
-    f = ns["MySin"].apply
+def _gl047_invalid():
+    for example in all_examples(RULES_BY_CODE["GL047"], "INVALID"):
+        yield pytest.param(example, id=example.id)
+
+
+@pytest.mark.parametrize("example", list(_gl047_invalid()))
+def test_gl047_function_around_a_custom_op(example):
+    """Eager autograd and torch.compile with autograd agree; a setup_context Function makes
+    torch.compile(torch.func.grad(...)) raise TorchRuntimeError (a ctx one fails eager
+    torch.func.grad already: GL039's business)."""
+    code = textwrap.dedent(example.code)
+    ns = _module(code if "custom_op(" in code else _OP + code)
+    (cls,) = [v for k, v in ns.items() if isinstance(v, type) and issubclass(v, torch.autograd.Function)
+              and v is not torch.autograd.Function and v.__module__ != "torch.autograd.function"]
+    f = cls.apply
     eager = _grad(f, X)
-    assert torch.allclose(eager, X.cos())
-    assert torch.allclose(_grad(f, X, compiled=True), eager)
+    if "register_fake" in code or "custom_op(" not in code:  # the op has a fake (_OP's, or its own)
+        assert torch.allclose(_grad(f, X, compiled=True), eager)
+    if "setup_context" not in code:
+        return
     assert torch.allclose(torch.func.grad(lambda t: f(t).sum())(X), eager)
     for fullgraph in (True, False):
         torch._dynamo.reset()

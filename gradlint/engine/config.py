@@ -18,7 +18,8 @@ from ..findings import Severity
 from .options import ALL_CODES, AUTO, LintOptions
 from .reading import read_bytes
 
-KEYS = ("select", "ignore", "exclude", "per-file-ignores", "severity", "default-dtype", "run")
+KEYS = ("select", "ignore", "exclude", "per-file-ignores", "severity", "default-dtype", "baseline", "run")
+BASELINE_FILE = "gradlint-baseline.json"  # at the project root, unless `baseline` names another
 DEFAULT_DTYPES = ("auto", "float32", "float64", "unknown")
 # [tool.gradlint.run]: checks `gradlint run` (the editor's run, pytest --gradlint) adds when
 # asked; the values the worker accepts (gradlint/worker/compiled.py, precision.py)
@@ -123,6 +124,12 @@ class Config:
     default_dtype: str = "auto"
     # worker options from [tool.gradlint.run]: compile, dtype, precision_factor
     run_options: dict[str, Any] = field(default_factory=dict)
+    baseline: Path | None = None  # `baseline = "..."`, relative to the pyproject.toml
+
+    @property
+    def baseline_path(self) -> Path:
+        """The baseline file of this configuration (it may not exist)."""
+        return self.baseline if self.baseline is not None else self.root / BASELINE_FILE
 
     def relative(self, path: Path) -> str:
         try:
@@ -189,6 +196,12 @@ def parse_config(data: Mapping[str, Any], root: Path, source: Path | None) -> Co
         if value not in DEFAULT_DTYPES:
             raise ConfigError(f"{where} default-dtype: `{value}` is not one of {', '.join(DEFAULT_DTYPES)}")
         config.default_dtype = value
+    if "baseline" in data:
+        value = data["baseline"]
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{where} baseline: expected the path of a baseline file as a string "
+                              f"(relative to this pyproject.toml), got {value!r}")
+        config.baseline = root / value
     if "run" in data:
         config.run_options = parse_run_table(data["run"], f"{where} run")
     return config

@@ -120,6 +120,7 @@ def explain(path: Path, display: str, config: Config, overrides: Sequence[Overri
         "severity": {k: v.value for k, v in config.severity.items()},
         "default-dtype": config.default_dtype,
         "run": {key.replace("_", "-"): value for key, value in config.run_options.items()},
+        "baseline": str(config.baseline_path),
     }
     report = ConfigReport(display, origin_file, str(config.root))
     for key in KEYS:

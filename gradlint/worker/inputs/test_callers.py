@@ -1,0 +1,270 @@
+"""Inputs for a Function taken from the project's tests that exercise it through its API.
+
+Some Functions are reached only through an API whose inputs cannot be synthesized: an
+inverse transform takes the nested output of the forward one; a model takes a config.
+The project's tests build exactly those inputs. When neither synthesis nor the package's
+own callers give inputs, the worker runs the tests that mention the target or one of its
+callers (plain test functions, their ``@pytest.mark.parametrize`` cases, methods of test
+classes) and stops each at the moment it calls the target, as ``caller_inputs`` does.
+"""
+
+import ast
+import importlib.util
+import inspect
+import itertools
+import os
+import signal
+import sys
+import threading
+import time
+
+import torch
+
+from .caller_inputs import SKIP_DIRS, Borrowed, Reached, accepts, as_inputs, is_test_file, stand_in
+
+MAX_TEST_FILES = 8
+MAX_FILES_SCANNED = 4000
+MAX_CASES = 8
+TEST_SECONDS = 10.0  # one test call, until it reaches the target
+
+
+def test_files(root, names):
+    """Test files under ``root`` (and its parent for a ``src`` layout) that mention one of ``names``."""
+    bases = [root] + ([os.path.dirname(root)] if os.path.basename(root) == "src" else [])
+    found, scanned = [], 0
+    for base in bases:
+        for d, dirs, files in os.walk(base):
+            dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not x.startswith("."))
+            for n in sorted(files):
+                if not n.endswith(".py") or n == "conftest.py" or not is_test_file(n):
+                    continue
+                scanned += 1
+                if scanned > MAX_FILES_SCANNED or len(found) >= MAX_TEST_FILES:
+                    return found
+                path = os.path.join(d, n)
+                try:
+                    with open(path, encoding="utf-8") as fh:
+                        text = fh.read()
+                except (OSError, UnicodeDecodeError):
+                    continue
+                if any(name in text for name in names):
+                    found.append((path, text))
+    return found
+
+
+def _import(path):
+    """The test module, imported as pytest does: inside its package (``tests/__init__.py``:
+    ``tests.test_x``, so relative imports of its conftest work) with the package's parent on
+    sys.path; else under a private name with its own folder on sys.path."""
+    folder = os.path.dirname(path)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    parts, base = [stem], folder
+    while os.path.isfile(os.path.join(base, "__init__.py")) and os.path.basename(base).isidentifier():
+        parts.insert(0, os.path.basename(base))
+        base = os.path.dirname(base)
+    if base not in sys.path:
+        sys.path.insert(0, base)
+    if len(parts) > 1:
+        return importlib.import_module(".".join(parts))
+    name = "_gradlint_tests_%s" % stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _tests(tree, names):
+    """(class name or None, function node) of tests whose body mentions one of ``names``."""
+    out = []
+
+    def mentions(node):
+        for n in ast.walk(node):
+            if (isinstance(n, ast.Name) and n.id in names) or (isinstance(n, ast.Attribute) and n.attr in names):
+                return True
+        return False
+
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test") and mentions(node):
+            out.append((None, node))
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name.startswith("test") and mentions(item):
+                    out.append((node.name, item))
+    return out
+
+
+def _cases(module, node):
+    """Keyword arguments for each ``@pytest.mark.parametrize`` case of a test (its product)."""
+    grids = []
+    for dec in node.decorator_list:
+        if not (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "parametrize"):
+            continue
+        if len(dec.args) < 2:
+            return []
+        try:
+            names = ast.literal_eval(dec.args[0])
+            names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+            values = eval(compile(ast.Expression(dec.args[1]), "<parametrize>", "eval"), dict(vars(module)))
+        except Exception:
+            return []
+        rows = []
+        for value in values:
+            if hasattr(value, "marks") and hasattr(value, "values"):  # pytest.param(...)
+                value = tuple(value.values)
+                value = value[0] if len(names) == 1 else value
+            rows.append({names[0]: value} if len(names) == 1 else dict(zip(names, value)))
+        grids.append(rows)
+    out = []
+    for combo in itertools.islice(itertools.product(*grids), MAX_CASES):
+        kwargs = {}
+        for part in combo:
+            kwargs.update(part)
+        out.append(kwargs)
+    return out
+
+
+def _bound(module, owner, name):
+    if owner is None:
+        return getattr(module, name, None)
+    cls = getattr(module, owner, None)
+    if not isinstance(cls, type):
+        return None
+    import unittest
+
+    if issubclass(cls, unittest.TestCase):
+        inst = cls(name)
+        inst.setUp()
+    else:
+        inst = cls()
+        if hasattr(inst, "setup_method"):
+            inst.setup_method(getattr(inst, name))
+    return getattr(inst, name, None)
+
+
+def _required(fn):
+    try:
+        return [p.name for p in inspect.signature(fn).parameters.values()
+                if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    except (TypeError, ValueError):
+        return None
+
+
+class _TestCall(object):
+    def __init__(self, fclass, module, owner, node, kwargs, where):
+        self.fclass = fclass
+        self.module = module
+        self.owner = owner
+        self.node = node
+        self.kwargs = kwargs
+        self.where = where
+
+    def reach(self, seed, seconds=TEST_SECONDS):
+        """The (args, kwargs) the test passes to the target with RNGs seeded by ``seed``, or None
+        (also when the test runs longer than ``seconds`` before it gets there)."""
+        torch.manual_seed(seed)
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            numpy.random.seed(seed % (2 ** 32))
+        fn = _bound(self.module, self.owner, self.node.name)
+        if fn is None:
+            return None
+        with stand_in(self.fclass), _time_limit(seconds):
+            try:
+                fn(**self.kwargs)
+            except Reached as r:
+                return r.call_args, r.call_kwargs
+            except BaseException as e:  # noqa: BLE001 - a failing, skipped or too long test: next one
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+        return None
+
+
+class _TooLong(BaseException):
+    """Raised in a test that runs too long before it calls the target (not an Exception, so the
+    test's own ``except Exception`` does not swallow it)."""
+
+
+class _time_limit(object):
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def __enter__(self):
+        self.previous = None
+        if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+            def expire(signum, frame):
+                raise _TooLong()
+
+            self.previous = signal.signal(signal.SIGALRM, expire)
+            self.started = time.monotonic()
+            # another timer (pytest-timeout in the user's own process) resumes afterwards
+            self.outer = signal.setitimer(signal.ITIMER_REAL, max(0.1, self.seconds))
+        return self
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+            delay, interval = self.outer
+            if delay > 0:
+                signal.setitimer(signal.ITIMER_REAL, max(0.001, delay - (time.monotonic() - self.started)), interval)
+        return False
+
+
+def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=None):
+    """A ``Borrowed`` from the first test that calls the target with inputs its forward and
+    backward accept, or None."""
+    seed = int(opts["seed"])
+    for path, text in test_files(root, names):
+        if time.monotonic() > deadline:
+            return None
+        rel = os.path.relpath(path, root).replace(os.sep, "/")
+        try:
+            tree = ast.parse(text)
+            tests = _tests(tree, names)
+            if not tests:
+                continue
+            module = _import(path)
+        except BaseException as e:  # noqa: BLE001 - the user's test module
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            if errors is not None:
+                errors.append("%s: %s while importing it" % (rel, type(e).__name__))
+            continue
+        for owner, node in tests:
+            try:
+                probe = _bound(module, owner, node.name)
+            except Exception:
+                continue
+            needs = _required(probe) if probe is not None else None
+            if needs is None:
+                continue
+            cases = _cases(module, node) if needs else [{}]
+            for kwargs in cases:
+                if time.monotonic() > deadline:
+                    return None
+                if set(needs) - set(kwargs):
+                    break  # a fixture the test needs: not called here
+                where = "%s:%d (%s%s)" % (rel, node.lineno, owner + "." if owner else "", node.name)
+                call = _TestCall(fclass, module, owner, node, dict((k, kwargs[k]) for k in needs), where)
+                try:
+                    reached = call.reach(seed, min(TEST_SECONDS, max(0.1, deadline - time.monotonic())))
+                    inputs = as_inputs(reached, params_of_target) if reached is not None else None
+                except Exception:  # noqa: BLE001 - the user's test
+                    continue
+                if inputs is None or accepts(fn, inputs, seed) is not None:
+                    continue
+                shown = ", ".join("%s=%r" % kv for kv in sorted(call.kwargs.items()))[:80]
+                return Borrowed(_test_draw(call, params_of_target), where + (" [%s]" % shown if shown else ""),
+                                {"test": where})
+    return None
+
+
+def _test_draw(call, params_of_target):
+    def draw(seed):
+        reached = call.reach(seed)
+        if reached is None:
+            raise ValueError("the test did not call the target on this draw")
+        return as_inputs(reached, params_of_target)
+
+    return draw
