@@ -26,6 +26,8 @@ DEFAULT_DTYPES = ("auto", "float32", "float64", "unknown")
 RUN_KEYS = ("compile", "dtype", "precision-factor")
 COMPILE_BACKENDS = ("aot_eager", "inductor")
 RUN_DTYPES = ("bfloat16", "float16", "float32")
+# the worker options [tool.gradlint.run] gives, and every surface checks with run_option
+RUN_OPTIONS = ("compile", "dtype", "precision_factor")
 
 
 class ConfigError(Exception):
@@ -215,28 +217,34 @@ def parse_run_table(table: Any, where: str) -> dict[str, Any]:
     if unknown:
         raise ConfigError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
                           f"{', '.join(f'`{k}`' for k in unknown)} (expected: {', '.join(RUN_KEYS)})")
-    options: dict[str, Any] = {}
-    if "compile" in table:
-        value = table["compile"]
+    return {key.replace("-", "_"): run_option(key, value, f"{where} {key}") for key, value in table.items()}
+
+
+def run_option(name: str, value: Any, where: str) -> Any:
+    """One of the options `[tool.gradlint.run]` and `gradlint run`'s flags give the worker
+    (``compile``, ``dtype``, ``precision_factor``; ``-`` or ``_``), checked and normalised:
+    ``compile`` is true, false or a list of backends; ``dtype`` a name or None (none)."""
+    name = name.replace("-", "_")
+    if name == "compile":
         if isinstance(value, str):
-            value = [value]
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, bool):
+            return value
         if isinstance(value, list) and value and all(v in COMPILE_BACKENDS for v in value):
-            options["compile"] = list(value)
-        elif isinstance(value, bool):
-            options["compile"] = value
-        else:
-            raise ConfigError(f"{where} compile: expected true, false or backends among "
-                              f"{', '.join(COMPILE_BACKENDS)}, got {value!r}")
-    if "dtype" in table:
-        if table["dtype"] not in RUN_DTYPES:
-            raise ConfigError(f"{where} dtype: `{table['dtype']}` is not one of {', '.join(RUN_DTYPES)}")
-        options["dtype"] = table["dtype"]
-    if "precision-factor" in table:
-        k = table["precision-factor"]
-        if isinstance(k, bool) or not isinstance(k, (int, float)) or k < 1:
-            raise ConfigError(f"{where} precision-factor: expected a number ≥ 1, got {k!r}")
-        options["precision_factor"] = float(k)
-    return options
+            return list(dict.fromkeys(value))
+        raise ConfigError(f"{where}: expected true, false or backends among "
+                          f"{', '.join(COMPILE_BACKENDS)}, got {value!r}")
+    if name == "dtype":
+        if value is None or value == "none":
+            return None
+        if value not in RUN_DTYPES:
+            raise ConfigError(f"{where}: `{value}` is not one of {', '.join(RUN_DTYPES)} (or none)")
+        return value
+    if name == "precision_factor":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1:
+            raise ConfigError(f"{where}: expected a number ≥ 1, got {value!r}")
+        return float(value)
+    raise ValueError(f"not a run option: {name}")
 
 
 def _string_list(value: Any, where: str) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from .. import __version__
+from . import report_checks
 from .result import RunResult, Status
 
 MARKS: Mapping[Status, str] = {"pass": "✓", "fail": "✗", "error": "✗", "crash": "✗", "memory": "✗", "timeout": "⏱",
@@ -100,6 +101,7 @@ def render_text(result: RunResult, name: str, relative=lambda p: p,
                          f"{row.get('output_name', row.get('output'))}{_index(row.get('output_index'))!s:<6} "
                          f"{_number(row.get('numerical')):>12} {_number(row.get('analytical')):>12} "
                          f"{_number(row.get('abs_error'), 3):>10}")
+    lines.extend(report_checks.text_lines(result))  # compile comparisons, precision probes
     exception = result.exception
     if exception:
         lines.append(f"    {exception.get('type')}: {exception.get('message')}")
@@ -139,7 +141,9 @@ def render_markdown(result: RunResult, name: str, relative=lambda p: p,
     if inputs:
         parts += ["", f"Inputs{f' ({source})' if source else ''}:"]
         parts += [f"- `{line}`" for line in inputs]
-    checks = result.checks
+    parts += report_checks.markdown_parts(result)  # compile comparisons, precision probes
+    checks = [check for check in result.checks
+              if not report_checks.is_compile_check(check) and not report_checks.is_precision_check(check)]
     if checks:
         parts += ["", "| check | result | time |", "|---|---|---:|"]
         for check in checks:

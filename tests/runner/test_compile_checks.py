@@ -5,6 +5,9 @@ import pytest
 
 from _runner_util import assert_valid, check, fn_class, func, method_line, req
 
+from gradlint.runner.report import render_markdown, render_text
+from gradlint.runner.report_checks import passed_lines
+from gradlint.runner.result import RunResult
 from gradlint.worker.compiled import cxx_compiler
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -34,6 +37,16 @@ async def test_a_straight_through_backward_that_compiled_func_grad_drops_fails_t
     # on its own, gradcheck can only call a straight-through estimator inconclusive
     assert check(r, "gradcheck")["verdict"] == "surrogate_gradient"
     assert any(n.startswith("the gradient checks alone: inconclusive") for n in r["notes"])
+    # the text report lists each comparison, with its time and what it found
+    text = render_text(RunResult.from_json(r), "StraightThroughRound").splitlines()
+    assert any(line.startswith("    torch.compile and torch.func (aot_eager): 4 of 4 comparisons ran, ")
+               for line in text), text
+    [dropped] = [line for line in text if line.strip().startswith("✗ compile func.grad (aot_eager)")]
+    assert dropped.endswith("compiled gradients equal autograd through forward: your custom backward is not used")
+    assert any(line.strip().startswith("✓ compile (aot_eager)") for line in text)
+    markdown = render_markdown(RunResult.from_json(r), "StraightThroughRound")
+    assert "| comparison | result | compiling |" in markdown
+    assert "| compile func.grad (aot_eager) | ✗ max \\|Δ\\| " in markdown
 
 
 async def test_a_surrogate_spike_whose_forward_autograd_cannot_see_is_dropped_too(client):
@@ -52,6 +65,10 @@ async def test_a_correct_setup_context_function_passes_with_the_compile_checks_t
     assert check(r, "compile (aot_eager)")["details"]["compile_seconds"] > 0
     assert r["timings"]["compile_s"] > 0
     assert "compiled ×3 (aot_eager)" in r["summary"]
+    # `gradlint run` prints one line under a ✓: which comparisons it covers
+    [line] = passed_lines(RunResult.from_json(r))
+    assert line.startswith("    compile: 4 comparisons agree with eager (func.grad, compile (aot_eager), "
+                           "compile func.grad (aot_eager), compile func.vjp (aot_eager)); "), line
 
 
 async def test_a_wrong_backward_is_reported_as_the_gradient_failure_first(client):
@@ -78,6 +95,8 @@ async def test_the_same_tensor_twice_is_a_graph_break_warning(client):
     rec = check(r, "compile (aot_eager)")
     assert "duplicate tensor input" in rec["details"]["reason"]
     assert rec["details"]["max_difference"] <= rec["details"]["tolerance"]  # eager fallback: right gradients
+    text = render_text(RunResult.from_json(r), "square_by_mul")
+    assert "⚠ compile (aot_eager)" in text and "graph break: " in text
 
 
 async def test_strict_makes_a_graph_break_fail(client):

@@ -3,6 +3,10 @@ import pytest
 
 from _runner_util import assert_valid, check, fn_class, method_line
 
+from gradlint.runner.report import render_markdown, render_text
+from gradlint.runner.report_checks import passed_lines
+from gradlint.runner.result import RunResult
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
@@ -28,6 +32,13 @@ async def test_a_float32_backward_passes_at_bfloat16(client):
             assert row["passed"] and row["error"] <= row["allowed"]
             assert row["reference_error"] > 0  # bfloat16 has an error of its own: the yardstick is real
     assert "bfloat16 within 2" in r["summary"]
+    [line] = passed_lines(RunResult.from_json(r))
+    assert line.startswith("    precision (bfloat16): within k = 2 × the error of ") and " worst " in line, line
+
+
+def _row(text: str, probe: str, tensor: str) -> list[str]:
+    [line] = [line for line in text.splitlines() if line.strip().startswith(probe) and f" {tensor} " in line]
+    return line.split()
 
 
 async def test_a_backward_through_float16_intermediates_fails_at_bfloat16(client):
@@ -39,6 +50,15 @@ async def test_a_backward_through_float16_intermediates_fails_at_bfloat16(client
     assert r["location"]["line"] == method_line("precision_targets.py", "RMSNormHalfBackward", "backward")
     # the float64 checks cannot see it: the backward is exact in float64
     assert check(r, "gradcheck")["status"] == "pass"
+    # the report shows both errors and their ratio for each probe and tensor
+    text = render_text(RunResult.from_json(r), "RMSNormHalfBackward")
+    assert "precision (bfloat16), k = 2: each output and gradient's max |Δ| against float64" in text
+    assert "probe" in text and "reference" in text and "ratio" in text
+    row = _row(text, worst["probe"], "grad x")
+    assert row[-1] == "✗" and float(row[-3].rstrip("×")) > 2, row
+    assert float(row[-5]) > float(row[-4]) > 0  # the Function's error, then the reference's
+    markdown = render_markdown(RunResult.from_json(r), "RMSNormHalfBackward")
+    assert "| probe | of | error | reference | ratio | |" in markdown
 
 
 async def test_float16_too(client):

@@ -92,3 +92,23 @@ def test_ini_options_reach_the_collected_functions(project):
     result = _run(project, "--gradlint", "ops.py")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*FAILED ops.py::StraightThroughRound*compile*"])
+
+
+def test_the_projects_run_table_reaches_the_collected_functions_under_the_ini(project):
+    """`[tool.gradlint.run]` in pyproject.toml asks `pytest --gradlint` for the checks as it asks
+    `gradlint run`; the ini's gradlint_options (and markers) win over it."""
+    project.makefile(".toml", pyproject=textwrap.dedent("""
+        [tool.gradlint.run]
+        dtype = "bfloat16"
+        compile = "aot_eager"
+        """))
+    project.makeini("[pytest]\ngradlint_options =\n    compile=false\n    draws=1\n")
+    result = _run(project, "--gradlint", "ops.py", "-v")
+    # compile switched off by the ini: gradcheck alone cannot judge the straight-through one
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*ops.py::Sin PASSED*"])
+    assert "compile func.grad" not in result.stdout.str()
+    project.makeini("[pytest]\ngradlint_options =\n    draws=1\n")
+    result = _run(project, "--gradlint", "ops.py")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*FAILED ops.py::StraightThroughRound*compile*"])
