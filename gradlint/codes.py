@@ -80,6 +80,9 @@ CODES: tuple[RuleCode, ...] = (
     RuleCode("GL042", "custom-op-return-annotation",                     "custom_ops",      ERROR,   None),
     RuleCode("GL043", "custom-op-keyword-only-tensor",                   "custom_ops",      ERROR,   None),
     RuleCode("GL044", "register-autograd-non-functional-op",             "custom_ops",      ERROR,   None),
+    RuleCode("GL045", "same-tensor-twice-to-apply",                      "compile",         WARNING, "unsafe"),
+    RuleCode("GL046", "mark-dirty-result-discarded",                     "compile",         WARNING, "safe"),
+    RuleCode("GL047", "function-wraps-custom-op",                        "compile",         WARNING, None),
 )
 
 BY_CODE: dict[str, RuleCode] = {entry.code: entry for entry in CODES}

@@ -240,7 +240,7 @@ def test_rules_listing(cli):
     from gradlint.rules import ALL_RULES
     codes = [r["code"] for r in rules]
     assert codes == [rule.code for rule in ALL_RULES] == sorted(codes)
-    assert codes == [f"GL{n:03d}" for n in range(45)]
+    assert codes == [f"GL{n:03d}" for n in range(48)]
     assert {r["code"]: r["fixable"] for r in rules}["GL001"] is True
     text = cli("rules").stdout
     assert "GL004  [*]  backward-gradient-count" in text

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from test_cli import FLOAT32, MISSING_GRAD
 
@@ -124,3 +127,29 @@ def test_explicit_config(cli, tmp_path):
     assert cli("check", "--config", "other.toml", cwd=tmp_path).returncode == 0
     missing = cli("check", "--config", "nope.toml", cwd=tmp_path)
     assert missing.returncode == 2 and "config file not found" in missing.stderr
+
+
+# [tool.gradlint.run] (issue 25: compile and precision checks asked for in the project) ------
+
+def test_run_table_becomes_worker_options(tmp_path):
+    from gradlint.engine.config import parse_config
+
+    config = parse_config({"run": {"compile": "aot_eager", "dtype": "bfloat16", "precision-factor": 3}},
+                          tmp_path, None)
+    assert config.run_options == {"compile": ["aot_eager"], "dtype": "bfloat16", "precision_factor": 3.0}
+    assert parse_config({"run": {"compile": True}}, tmp_path, None).run_options == {"compile": True}
+    assert parse_config({}, tmp_path, None).run_options == {}
+
+
+@pytest.mark.parametrize("table, error", [
+    ({"compile": "tvm"}, "compile: expected true, false or backends"),
+    ({"dtype": "int8"}, "dtype: `int8` is not one of bfloat16, float16, float32"),
+    ({"precision-factor": 0.5}, "precision-factor: expected a number ≥ 1"),
+    ({"timeout": 3}, "unknown key `timeout`"),
+    ("yes", "expected a table"),
+])
+def test_bad_run_table_is_a_one_line_error(tmp_path, table, error):
+    from gradlint.engine.config import ConfigError, parse_config
+
+    with pytest.raises(ConfigError, match=re.escape(error)):
+        parse_config({"run": table}, tmp_path, None)

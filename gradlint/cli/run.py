@@ -11,14 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..analysis.source import SourceDecodeError
 from ..engine.batch import default_workers, in_shard, parse_shard
-from ..engine.config import ConfigResolver
+from ..engine.config import RUN_DTYPES, RUN_OPTIONS, ConfigError, ConfigResolver, run_option
 from .cache_location import cache_directory
 from ..engine.files import UsageError, discover, read_text, resolves_inside
 from ..engine.reading import is_notebook
 from ..runner import DEFAULT_LIMITS, WorkerClient, WorkerStartError, adopt_orphans, kill_orphans
+from ..runner.run_options import COMPILE_BACKENDS, default_timeout, layered, timeout_note
 
 from ..runner.duplicates import repeats
 from ..runner.report import headline, mark, render_text, worker_advice
+from ..runner.report_checks import passed_lines
 
 if TYPE_CHECKING:  # imported where used: libcst's import would delay the worker's start
     from ..engine.linter import LintCache
@@ -40,10 +42,9 @@ def add_parser(commands) -> None:
     run.add_argument("--shard", metavar="K/N",
                      help="run only the K-th of N disjoint parts of the targets (for CI matrices)")
     run.add_argument("--format", choices=["text", "json"], default="text")
-    timeout = DEFAULT_LIMITS["timeout_s"]
     memory = DEFAULT_LIMITS["memory_bytes"] // 2 ** 20
-    run.add_argument("--timeout", type=float, default=timeout, metavar="SECONDS",
-                     help=f"per run (default {timeout:g})")
+    run.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                     help=f"per run (default {timeout_note()})")
     run.add_argument("--memory-limit", type=int, default=memory, metavar="MIB",
                      help=f"memory a run may allocate, beyond what torch maps (default {memory})")
     run.add_argument("--python", metavar="PATH", default=None,
@@ -54,8 +55,19 @@ def add_parser(commands) -> None:
                           "or $GRADLINT_CACHE_DIR)")
     run.add_argument("-o", "--option", action="append", default=[], metavar="NAME=VALUE",
                      help="a check option, e.g. eps=1e-4, atol=1e-3, check_batched_grad=true, "
-                          "gradgradcheck=false, fast_mode=false (repeatable; see "
+                          "gradgradcheck=false, fast_mode=false, reference=NAME (repeatable; see "
                           "docs/run-result-schema.md)")
+    checks = run.add_argument_group("checks beyond gradcheck (default: [tool.gradlint.run] in pyproject.toml)")
+    checks.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
+                        help="also compare the gradients under torch.compile and torch.func with eager "
+                             "ones (backends aot_eager, and inductor when a C++ compiler is found)")
+    checks.add_argument("--compile-backend", action="append", choices=COMPILE_BACKENDS, metavar="BACKEND",
+                        help="compile on this backend only (aot_eager or inductor; repeatable; implies --compile)")
+    checks.add_argument("--dtype", choices=[*RUN_DTYPES, "none"], default=None,
+                        help="the precision verdict at this dtype: gradients against a float64 reference, "
+                             "at most K times the reference's own error at that dtype (none: no verdict)")
+    checks.add_argument("--precision-factor", type=float, default=None, metavar="K",
+                        help="K of the precision verdict (default 2)")
     run.add_argument("--exit-zero", action="store_true", help="exit 0 even when a check fails")
     run.add_argument("--force-exclude", action="store_true",
                      help="apply `exclude` to files named on the command line too (pre-commit)")
@@ -120,13 +132,11 @@ def _plan_all(args, cwd: Path) -> tuple[list[RunPlan], set[str], list[tuple[str,
     plans: list[RunPlan] = []
     named: set[str] = set()
     limits = {"memory_bytes": max(256, args.memory_limit) * 2 ** 20}
-    options = parse_options(args.option)
-    if args.strict:
-        options["strict"] = True
+    flags = run_flags(args)
     explicit_root = Path(args.root).resolve() if args.root else None
     if explicit_root is not None and not explicit_root.is_dir():
         raise UsageError(f"--root is not a directory: {args.root}")
-    common = dict(cache=cache, limits=limits, options=options, explicit_root=explicit_root)
+    common = dict(cache=cache, limits=limits, explicit_root=explicit_root)
     skipped: list[tuple[str, str, str]] = []  # (display, reason, kind)
     for spec in args.targets or ["."]:
         path_text, _, symbol = spec.partition("::")
@@ -138,9 +148,9 @@ def _plan_all(args, cwd: Path) -> tuple[list[RunPlan], set[str], list[tuple[str,
                              f"(`gradlint check` checks them statically)")
         if symbol:
             target = _named_target(path, symbol, cache)
-            root = resolver.for_path(path).root
-            named_plan = plan(target, path, _read(path), root, display=f"{_relative(path, cwd)}::{symbol}",
-                              **common)
+            config = resolver.for_path(path)
+            named_plan = plan(target, path, _read(path), config.root, display=f"{_relative(path, cwd)}::{symbol}",
+                              options=layered(config.run_options, flags), **common)
             plans.append(named_plan)
             named.add(named_plan.display)
             continue
@@ -153,11 +163,13 @@ def _plan_all(args, cwd: Path) -> tuple[list[RunPlan], set[str], list[tuple[str,
                 text = _read(file)
             except UsageError:
                 continue
-            root = resolver.for_path(file).root
+            config = resolver.for_path(file)
+            options = layered(config.run_options, flags)
             targets = find_targets(text, cache)
             for target in runnable(targets):
                 name = _shown(target)
-                plans.append(plan(target, file, text, root, display=f"{_relative(file, cwd)}::{name}", **common))
+                plans.append(plan(target, file, text, config.root, display=f"{_relative(file, cwd)}::{name}",
+                                  options=options, **common))
             for target in not_runnable(targets):
                 skipped.append((f"{_relative(file, cwd)}::{_shown(target)}", target.skip or "", target.kind))
     plans = dedupe(plans)
@@ -171,7 +183,8 @@ def _plan_all(args, cwd: Path) -> tuple[list[RunPlan], set[str], list[tuple[str,
 OPTIONS = ("eps", "atol", "rtol", "nondet_tol", "check_undefined_grad", "check_grad_dtypes",
            "check_batched_grad", "fast_mode", "gradgradcheck", "check_forward_ad",
            "check_input_mutation", "check_random", "check_nondeterminism", "check_low_precision",
-           "promote", "seed", "worst_k", "num_threads", "strict", "draws")
+           "promote", "seed", "worst_k", "num_threads", "strict", "draws",
+           "compile", "dtype", "precision_factor", "reference", "opcheck_layouts")
 
 
 def parse_options(items: list[str]) -> dict[str, Any]:
@@ -186,7 +199,35 @@ def parse_options(items: list[str]) -> dict[str, Any]:
             options[name] = json.loads(raw)
         except ValueError:
             options[name] = raw.strip()
+        if name in RUN_OPTIONS:
+            options[name] = _run_option(name, options[name], f"-o {item}")
     return options
+
+
+def run_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The options the command line gives (they override [tool.gradlint.run]): the -o
+    options, then --compile/--compile-backend, --dtype, --precision-factor, --strict."""
+    options = parse_options(args.option)
+    if args.compile_backend:
+        if args.compile is False:
+            raise UsageError("--no-compile and --compile-backend contradict each other")
+        options["compile"] = list(dict.fromkeys(args.compile_backend))
+    elif args.compile is not None:
+        options["compile"] = args.compile
+    if args.dtype is not None:
+        options["dtype"] = _run_option("dtype", args.dtype, "--dtype")
+    if args.precision_factor is not None:
+        options["precision_factor"] = _run_option("precision_factor", args.precision_factor, "--precision-factor")
+    if args.strict:
+        options["strict"] = True
+    return options
+
+
+def _run_option(name: str, value: Any, where: str) -> Any:
+    try:
+        return run_option(name, value, where)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
 
 
 def _read(path: Path) -> str:
@@ -282,7 +323,8 @@ async def _run_all(plans: list[RunPlan], client: WorkerClient, starting, args, c
             def on_progress(message: str, percentage: int | None) -> None:
                 progress.update(f"{item.display}: {message}")
 
-            return client.run(request, timeout=args.timeout, on_progress=on_progress)
+            timeout = args.timeout if args.timeout is not None else default_timeout(request.get("options"))
+            return client.run(request, timeout=timeout, on_progress=on_progress)
 
         return await prover.prove_all(plans, run, on_proved=lambda _proof: progress.finish_one())
     finally:
@@ -311,6 +353,8 @@ def _report(proofs: list[Proof], named: set[str], skipped: list[tuple[str, str, 
                 cached = " (cached)" if proof.cached else ""
                 print(f"{mark(result)} {display}{cached}"
                       f"{f'  {took:.2f} s' if isinstance(took, (int, float)) else ''}{_checked(result)}")
+                for line in passed_lines(result):  # the compile and precision checks a ✓ covers
+                    print(line)
             elif index in repeated:
                 print(f"{mark(result)} {display}: the same failure as {proofs[repeated[index]].plan.display} "
                       f"(reported above)")

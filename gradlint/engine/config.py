@@ -18,9 +18,16 @@ from ..findings import Severity
 from .options import ALL_CODES, AUTO, LintOptions
 from .reading import read_bytes
 
-KEYS = ("select", "ignore", "exclude", "per-file-ignores", "severity", "default-dtype", "baseline")
+KEYS = ("select", "ignore", "exclude", "per-file-ignores", "severity", "default-dtype", "baseline", "run")
 BASELINE_FILE = "gradlint-baseline.json"  # at the project root, unless `baseline` names another
 DEFAULT_DTYPES = ("auto", "float32", "float64", "unknown")
+# [tool.gradlint.run]: checks `gradlint run` (the editor's run, pytest --gradlint) adds when
+# asked; the values the worker accepts (gradlint/worker/compiled.py, precision.py)
+RUN_KEYS = ("compile", "dtype", "precision-factor")
+COMPILE_BACKENDS = ("aot_eager", "inductor")
+RUN_DTYPES = ("bfloat16", "float16", "float32")
+# the worker options [tool.gradlint.run] gives, and every surface checks with run_option
+RUN_OPTIONS = ("compile", "dtype", "precision_factor")
 
 
 class ConfigError(Exception):
@@ -117,6 +124,8 @@ class Config:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     severity: dict[str, Severity] = field(default_factory=dict)
     default_dtype: str = "auto"
+    # worker options from [tool.gradlint.run]: compile, dtype, precision_factor
+    run_options: dict[str, Any] = field(default_factory=dict)
     baseline: Path | None = None  # `baseline = "..."`, relative to the pyproject.toml
 
     @property
@@ -195,7 +204,47 @@ def parse_config(data: Mapping[str, Any], root: Path, source: Path | None) -> Co
             raise ConfigError(f"{where} baseline: expected the path of a baseline file as a string "
                               f"(relative to this pyproject.toml), got {value!r}")
         config.baseline = root / value
+    if "run" in data:
+        config.run_options = parse_run_table(data["run"], f"{where} run")
     return config
+
+
+def parse_run_table(table: Any, where: str) -> dict[str, Any]:
+    """[tool.gradlint.run] as worker options (docs/run-result-schema.md, 2.3)."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: expected a table (compile, dtype, precision-factor)")
+    unknown = [key for key in table if key not in RUN_KEYS]
+    if unknown:
+        raise ConfigError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
+                          f"{', '.join(f'`{k}`' for k in unknown)} (expected: {', '.join(RUN_KEYS)})")
+    return {key.replace("-", "_"): run_option(key, value, f"{where} {key}") for key, value in table.items()}
+
+
+def run_option(name: str, value: Any, where: str) -> Any:
+    """One of the options `[tool.gradlint.run]` and `gradlint run`'s flags give the worker
+    (``compile``, ``dtype``, ``precision_factor``; ``-`` or ``_``), checked and normalised:
+    ``compile`` is true, false or a list of backends; ``dtype`` a name or None (none)."""
+    name = name.replace("-", "_")
+    if name == "compile":
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, list) and value and all(v in COMPILE_BACKENDS for v in value):
+            return list(dict.fromkeys(value))
+        raise ConfigError(f"{where}: expected true, false or backends among "
+                          f"{', '.join(COMPILE_BACKENDS)}, got {value!r}")
+    if name == "dtype":
+        if value is None or value == "none":
+            return None
+        if value not in RUN_DTYPES:
+            raise ConfigError(f"{where}: `{value}` is not one of {', '.join(RUN_DTYPES)} (or none)")
+        return value
+    if name == "precision_factor":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1:
+            raise ConfigError(f"{where}: expected a number ≥ 1, got {value!r}")
+        return float(value)
+    raise ValueError(f"not a run option: {name}")
 
 
 def _string_list(value: Any, where: str) -> list[str]:

@@ -49,6 +49,9 @@ from .transforms.gl041_function_under_forward_ad_without_jvp import FunctionUnde
 from .custom_ops.gl042_custom_op_return_annotation import CustomOpReturnAnnotation
 from .custom_ops.gl043_custom_op_keyword_only_tensor import CustomOpKeywordOnlyTensor
 from .custom_ops.gl044_register_autograd_non_functional_op import RegisterAutogradNonFunctionalOp
+from .compile.gl045_same_tensor_twice_to_apply import SameTensorTwiceToApply
+from .compile.gl046_mark_dirty_result_discarded import MarkDirtyResultDiscarded
+from .compile.gl047_function_wraps_custom_op import FunctionWrapsCustomOp
 
 SYNTAX_ERROR = SyntaxError_
 
@@ -98,6 +101,9 @@ ALL_RULES: tuple[type[Rule], ...] = (
     CustomOpReturnAnnotation,
     CustomOpKeywordOnlyTensor,
     RegisterAutogradNonFunctionalOp,
+    SameTensorTwiceToApply,
+    MarkDirtyResultDiscarded,
+    FunctionWrapsCustomOp,
 )
 UNUSED_SUPPRESSION = UnusedSuppression
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}

@@ -25,7 +25,7 @@ VERDICTS = (
     "worker_unavailable", "vacuous", "draw_dependent", "shape_dependent", "missing_dependency",
     "approximate_gradient", "op_schema", "op_autograd_registration", "op_fake_tensor", "op_compile",
     "vmap_mismatch", "jacrev_mismatch", "surrogate_gradient", "not_checked",
-    "grad_output_mutated",
+    "grad_output_mutated", "compile_mismatch", "func_mismatch", "compile_unsupported", "precision_loss",
 )
 
 DEFAULT_LIMITS = {

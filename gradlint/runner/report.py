@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Sequence
 
 from .. import __version__
+from . import report_checks
 from .result import RunResult, Status
 
 MARKS: Mapping[Status, str] = {"pass": "✓", "fail": "✗", "error": "✗", "crash": "✗", "memory": "✗", "timeout": "⏱",
@@ -122,6 +123,7 @@ def render_text(result: RunResult, name: str, relative=lambda p: p,
                          f"{row.get('output_name', row.get('output'))}{_index(row.get('output_index'))!s:<6} "
                          f"{_number(row.get('numerical')):>12} {_number(row.get('analytical')):>12} "
                          f"{_number(row.get('abs_error'), 3):>10}")
+    lines.extend(report_checks.text_lines(result))  # compile comparisons, precision probes
     exception = result.exception
     if exception and _exception_said(result, exception) and not exception.get("traceback"):
         exception = None  # torch's sentence once: the summary said it and there is nothing more to show
@@ -177,7 +179,9 @@ def render_markdown(result: RunResult, name: str, relative=lambda p: p,
     if inputs:
         parts += ["", f"Inputs{f' ({source})' if source else ''}:"]
         parts += [f"- `{line}`" for line in inputs]
-    checks = result.checks
+    parts += report_checks.markdown_parts(result)  # compile comparisons, precision probes
+    checks = [check for check in result.checks
+              if not report_checks.is_compile_check(check) and not report_checks.is_precision_check(check)]
     if checks:
         parts += ["", "| check | result | time |", "|---|---|---:|"]
         for check in checks:

@@ -26,6 +26,7 @@ from ..runner.causes import wants_causes, with_causes
 from ..runner.plans import RunPlan, plan
 from ..runner.prove import Proof, Prover
 from ..runner.result import RunResult
+from ..runner.run_options import default_timeout, layered
 from ..runner.targets import Target, find_targets
 from ..runner.report import causes, headline, mark, render_markdown, seconds, worker_advice
 from . import convert
@@ -126,8 +127,11 @@ class GradcheckRuns:
         assert path is not None
         limits = {"memory_bytes": int(settings.run_memory_limit_mb) * 2 ** 20}
         name = target.qualname if target.kind not in ("call_site", "custom_op") else target.name
+        # the project's [tool.gradlint.run], then the editor's settings (runOptions, runCompile, ...)
+        options = layered(self.ls.configs.config_for(path, root).run_options, settings.run_options,
+                          settings.run_checks)
         return plan(target, path, document.text, root, cache=self.ls.linter.cache, limits=limits,
-                    options=dict(settings.run_options) or None, display=name)
+                    options=options or None, display=name)
 
     async def code_lenses(self, document: Document) -> list[types.CodeLens]:
         if not self.ls.settings_for(document.uri).code_lens or self._outside(document.uri):
@@ -297,7 +301,8 @@ class GradcheckRuns:
         async def prove() -> Proof:
             prover = await self._prover(client, cache, provers)  # starts the worker: cancellable too
             return await prover.prove(run_plan, lambda request: client.run(
-                request, timeout=settings.run_timeout,
+                request, timeout=settings.run_timeout if settings.run_timeout is not None
+                else default_timeout(request.get("options")),
                 on_progress=lambda message, pct: self._report_progress(token, message, pct)))
 
         task = asyncio.ensure_future(prove())

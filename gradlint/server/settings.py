@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from ..engine.config import ConfigError, expand_codes
+from ..engine.config import RUN_OPTIONS, ConfigError, expand_codes, run_option
 from ..findings import Severity
 from ..runner.protocol import DEFAULT_LIMITS
 
@@ -24,12 +24,17 @@ class Settings:
     severity: Mapping[str, Severity] = field(default_factory=dict)
     debounce_ms: int = 200
     code_lens: bool = True
-    run_timeout: float = DEFAULT_LIMITS["timeout_s"]  # one default: CLI, editor, README (60 s)
+    # seconds a run may take; None: derived from the run's checks as `gradlint run` does (60 s,
+    # more with compile or precision checks: runner/run_options.py)
+    run_timeout: float | None = None
     run_memory_limit_mb: int = DEFAULT_LIMITS["memory_bytes"] // 2 ** 20
     run_on_save: bool = False
     interpreter: str | None = None  # the Python that runs gradcheck workers
     docs_url: str | None = None  # e.g. "https://example.org/rules/{code}" for codeDescription
     run_options: Mapping[str, Any] = field(default_factory=dict)  # eps, atol, ... for runs
+    # compile, dtype, precision_factor (runCompile, runDtype, runPrecisionFactor): override the
+    # project's [tool.gradlint.run]; a key is absent when the editor leaves it to the project
+    run_checks: Mapping[str, Any] = field(default_factory=dict)
     # "auto": workspace/diagnostic answered for pull clients; "workspace": push clients get
     # closed files published too; "openFilesOnly": open files only, for every client
     diagnostic_mode: str = "auto"
@@ -41,7 +46,9 @@ class Settings:
 # `args` and `trace` are the VS Code extension's own (its part of the `gradlint` section)
 KEYS = ("enable", "select", "ignore", "severity", "debounce", "docsUrl", "diagnosticMode",
         "baselinedFindings", "interpreter", "runTimeout", "runMemoryLimitMb", "runOnSave", "codeLens",
-        "runOptions")
+        "runOptions", "runCompile", "runDtype", "runPrecisionFactor")
+# the editor's settings of the checks a run adds, and the worker option each one sets
+RUN_CHECK_KEYS = {"runCompile": "compile", "runDtype": "dtype", "runPrecisionFactor": "precision_factor"}
 CLIENT_KEYS = ("args", "trace", "debounceMs", "workspaceTrusted")
 DIAGNOSTIC_MODES = ("auto", "workspace", "openFilesOnly")
 BASELINED_FINDINGS = ("hint", "hide")
@@ -106,6 +113,8 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
             else:
                 severity[str(code).upper()] = mapped
         changes["severity"] = severity
+    if "runTimeout" in values and values["runTimeout"] is None:
+        changes["run_timeout"] = None  # derived again
     for key, attr, kind in (("debounce", "debounce_ms", int), ("debounceMs", "debounce_ms", int),
                             ("runTimeout", "run_timeout", float),
                             ("runMemoryLimitMb", "run_memory_limit_mb", int)):
@@ -121,7 +130,9 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
         if key in values and values[key] is not None:
             changes[attr] = bool(values[key])
     if isinstance(values.get("runOptions"), Mapping):
-        changes["run_options"] = dict(values["runOptions"])
+        changes["run_options"] = _run_options(values["runOptions"], problems)
+    if any(key in values for key in RUN_CHECK_KEYS):
+        changes["run_checks"] = _run_checks(values, settings.run_checks, problems)
     if "diagnosticMode" in values and values["diagnosticMode"] is not None:
         if values["diagnosticMode"] in DIAGNOSTIC_MODES:
             changes["diagnostic_mode"] = values["diagnosticMode"]
@@ -141,3 +152,35 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
         if value is not None and key in values:
             changes[attr] = str(value) or None
     return replace(settings, **changes), problems
+
+
+def _run_options(raw: Mapping[str, Any], problems: list[str]) -> dict[str, Any]:
+    """runOptions as given, with compile, dtype and precision_factor checked as the
+    runCompile/runDtype/runPrecisionFactor settings are (a bad one is reported and dropped)."""
+    options = {str(key): value for key, value in raw.items()}
+    for option in RUN_OPTIONS:
+        if option in options:
+            try:
+                options[option] = run_option(option, options[option], f"runOptions.{option}")
+            except ConfigError as error:
+                problems.append(str(error))
+                del options[option]
+    return options
+
+
+def _run_checks(values: Mapping[str, Any], current: Mapping[str, Any], problems: list[str]) -> dict[str, Any]:
+    """runCompile (true, false, a backend or a list of them), runDtype (bfloat16, float16,
+    float32 or "none"), runPrecisionFactor (≥ 1) as worker options; null leaves the option
+    to the project's [tool.gradlint.run]."""
+    checks = dict(current)
+    for key, option in RUN_CHECK_KEYS.items():
+        if key not in values:
+            continue
+        checks.pop(option, None)
+        if values[key] is None:
+            continue
+        try:
+            checks[option] = run_option(option, values[key], key)
+        except ConfigError as error:
+            problems.append(str(error))
+    return checks

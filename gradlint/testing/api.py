@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable
 
 import torch
 
+from ..engine.config import RUN_OPTIONS, ConfigError, run_option
 from ..runner.result import RunResult
 from ..worker import inprocess
 from ..worker.introspect import param_names
@@ -104,6 +105,12 @@ def worker_options(options: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise TypeError(f"unknown gradient check option{'s' if len(unknown) > 1 else ''} "
                         f"{', '.join(unknown)} (options: checks, {', '.join(sorted(DEFAULT_OPTIONS))})")
+    for name in RUN_OPTIONS:  # `compile="aot_eager"` (an ini line's text), `dtype="none"`: as gradlint run takes them
+        if name in options:
+            try:
+                options[name] = run_option(name, options[name], name)
+            except ConfigError as error:
+                raise ValueError(str(error)) from None
     if checks is None:
         return dict(options)
     if isinstance(checks, str):

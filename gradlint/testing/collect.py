@@ -33,6 +33,7 @@ from ..runner.causes import FileFindings, wants_causes, with_causes
 from ..runner.plans import plan
 from ..runner.prove import Prover
 from ..runner.result import RunResult
+from ..runner.run_options import layered
 from ..runner.targets import Target, find_targets
 from .report import GradientReport
 
@@ -194,8 +195,10 @@ class GradlintItem(pytest.Function):
         if self.target.skip:  # what `gradlint run` leaves out, reported at the target's line
             raise pytest.skip.Exception(f"{self.name}: {self.target.skip}", _use_item_location=True)
         state = _session(self.config)
-        run = plan(self.target, self.path, self.text, state.resolver.for_path(self.path).root,
-                   cache=state.cache, options=worker_options(options), display=self.name)
+        config = state.resolver.for_path(self.path)
+        # the project's [tool.gradlint.run] (compile, dtype, ...), then gradlint_options and markers
+        run = plan(self.target, self.path, self.text, config.root, cache=state.cache,
+                   options=layered(config.run_options, worker_options(options)) or None, display=self.name)
         with _quiet_torch_trace():
             proof = state.prover.prove_sync(run, lambda request: RunResult.from_json(inprocess.run_request(request)))
         if wants_causes(proof.result):  # what `gradlint check` finds on the same code: likely causes

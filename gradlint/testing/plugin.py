@@ -11,7 +11,9 @@ decide (no inputs) is skipped with the reason.
 Options, weakest first: the ``gradlint_options`` ini lines (``NAME=VALUE``), then
 ``@pytest.mark.gradlint(eps=…, atol=…, checks=[…])`` markers (outermost first), as the
 ``gradlint_options`` fixture returns them; override that fixture in a conftest.py to tune
-a directory (it may request itself to extend the defaults).
+a directory (it may request itself to extend the defaults). The ``--gradlint`` items also
+take the checks ``[tool.gradlint.run]`` asks for in the project's pyproject.toml (compile,
+dtype, precision-factor), under all of those (``compile=false`` in a marker turns it off).
 
 When pytest is pointed at the tests only (``testpaths = ["tests"]``, or no arguments), the
 project's packages the tests import are checked too (gradlint/testing/discovery.py), and the

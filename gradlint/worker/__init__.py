@@ -34,6 +34,10 @@ The modules, one idea each (a test keeps this list complete):
 - ``gradchecks``: gradcheck, gradgradcheck, forward AD and the as-written re-run;
 - ``funcchecks``: torch.func checks (vmap, jacrev) for Functions that declare torch.func support;
 - ``proof``: which inputs and outputs a passing gradcheck compared a non-zero Jacobian for (a ✓ is a proof);
+- ``through_forward``: autograd through a Function's forward, its custom backward bypassed;
+- ``compiled``: eager gradients against torch.compile and torch.func (``compile``);
+- ``precision``: the precision-relative verdict at a low dtype (``dtype``);
+- ``layouts``: opcheck's fake-tensor test again on dense permuted inputs;
 - ``verdict``: the run's conclusion from its check records, and which failure explains the others;
 - ``explore``: where a run looks beyond its first inputs (the project's callers instead, other inputs
   for inputs nothing moved with, ties and equal inputs, each mode the code names);

@@ -13,6 +13,7 @@ import re
 
 import torch
 
+from . import layouts
 from .inputs import params as P
 from .introspect import def_of
 from .outcome import Outcome
@@ -28,6 +29,7 @@ _OPCHECK_VERDICTS = {
                                    "the op's autograd support is not registered through register_autograd"),
     "test_faketensor": ("op_fake_tensor", "fake", "the op's fake (meta) implementation is missing or wrong"),
     "test_aot_dispatch_dynamic": ("op_compile", "fake", "the op does not work under torch.compile"),
+    layouts.PERMUTED_TEST: ("op_fake_tensor", "fake", "the op's fake implementation is wrong for permuted inputs"),
 }
 
 
@@ -144,13 +146,16 @@ def locations(op, target):
 
 
 def check_opcheck(subject, result):
-    """torch.library.opcheck on the op at the checked inputs, one verdict per failing test."""
+    """torch.library.opcheck on the op at the checked inputs, one verdict per failing test;
+    then the fake tensor test again on dense permuted copies of the inputs (layouts.py)."""
     op = subject.op
     tests = subject.opts.get("opcheck_tests") or OPCHECK_TESTS
     outcome = torch.library.opcheck(op, subject.fresh(), test_utils=tuple(tests), raise_exception=False)
     failed = [(test, value) for test, value in outcome.items() if value != "SUCCESS"]
     details = {"tests": dict((test, "SUCCESS" if value == "SUCCESS" else "%s: %s" % (
         type(value).__name__, first_line(str(value))[:400])) for test, value in outcome.items())}
+    if not failed and subject.opts.get("opcheck_layouts", True) and "test_faketensor" in tests:
+        failed = layouts.check_permuted(op, subject, details, result["notes"])
     if not failed:
         return {"status": "pass", "details": details}
     test, error = failed[0]
@@ -158,6 +163,8 @@ def check_opcheck(subject, result):
     text = first_line(str(error))
     if verdict == "op_fake_tensor" and "no fake impl registered" in text:
         what, where = "the op has no fake implementation (needed by torch.compile, export, FX tracing)", "op"
+    if test == layouts.PERMUTED_TEST:
+        what, where = layouts.what_failed(error, details), "fake"
     loc = subject.op_locations.get(where) or subject.op_locations.get("op")
     write = _undeclared_write(subject, text) if test == "test_schema" else None
     if write is not None:

@@ -42,7 +42,8 @@ def _fail(subject, verdict, summary, message, details):
                                                                        else "backward"))}
 
 
-def check_vmap(subject, result):
+def two_draws(subject):
+    """The inputs, and a second draw of them (the checked tensors scaled by 1..1.2 elementwise)."""
     first = subject.fresh()
     gen = torch.Generator().manual_seed(subject.opts["seed"] + 17)
     second = []
@@ -51,6 +52,12 @@ def check_vmap(subject, result):
             factor = 1.0 + 0.2 * torch.rand(v.shape, generator=gen, dtype=torch.float64).to(v.dtype)
             v = (v.detach() * factor).requires_grad_(False)
         second.append(v)
+    return first, second
+
+
+def batched_inputs(subject):
+    """(inputs batched over the two draws, in_dims): the checked tensors stacked on dim 0."""
+    first, second = two_draws(subject)
     batched, in_dims = [], []
     for j, (a, b) in enumerate(zip(first, second)):
         if j in subject.grad_pos:
@@ -59,6 +66,12 @@ def check_vmap(subject, result):
         else:
             batched.append(a)
             in_dims.append(None)
+    return batched, in_dims
+
+
+def check_vmap(subject, result):
+    first, second = two_draws(subject)
+    batched, in_dims = batched_inputs(subject)
     fn = subject.fn
     torch.manual_seed(subject.opts["seed"])
     mapped = as_tuple(torch.func.vmap(fn, in_dims=tuple(in_dims))(*batched))

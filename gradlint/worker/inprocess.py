@@ -66,6 +66,7 @@ class DirectJob(Job):
                           self.opts, self.reporter, synth=synth, notes=self.result["notes"])
         subject.captured = None
         subject.raw = raw
+        self.precision_hooks(subject, None)
         self.result["inputs"] = subject.infos
         self.result["options"] = dict(self.opts)
         self.run_checks(subject)

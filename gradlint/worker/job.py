@@ -16,7 +16,7 @@ import warnings
 
 import torch
 
-from . import checks, customops, explore, funcchecks, gradchecks
+from . import checks, compiled, customops, explore, funcchecks, gradchecks, precision
 from .inputs import caller_inputs, test_callers
 from .introspect import defines, is_once_differentiable
 from .loading import Loader
@@ -57,10 +57,15 @@ CHECKS = {
     "vmap": funcchecks.check_vmap,
     "jacrev": funcchecks.check_jacrev,
 }
+# asked for with options.compile / options.dtype: compiled.py, precision.py
+CHECKS.update(compiled.CHECKS)
+CHECKS.update(precision.CHECKS)
+CHECK_LABELS.update(compiled.LABELS)
+CHECK_LABELS.update(precision.LABELS)
 # a failure of one of these makes forward AD meaningless too
 _FORWARD_CHECKS = ("forward", "input_mutation", "random_op", "nondeterminism")
 # checks that need only forward to work: a failing gradcheck does not skip them, nor do they skip others
-_FORWARD_ONLY = ("forward_ad", "opcheck", "vmap", "jacrev")
+_FORWARD_ONLY = ("forward_ad", "opcheck", "vmap", "jacrev") + tuple(compiled.CHECKS)
 _DOMAIN_NAMES = {"spd": "symmetric positive definite", "symmetric": "symmetric", "tril": "lower-triangular",
                  "triu": "upper-triangular",
                  "by_name": "structured (by parameter name: Cholesky factors lower-triangular, covariances "
@@ -107,6 +112,9 @@ class Job(object):
             self.timings["total_s"] = time.perf_counter() - t0
         self.result["checks"] = self.checks
         self.result["warnings"] = self.warnings[:20]
+        compile_s = sum(c["details"].get("compile_seconds", 0.0) for c in self.checks if c["name"] in compiled.CHECKS)
+        if compile_s:
+            self.timings["compile_s"] = compile_s
         if self.result["status"] is None:
             conclude(self.result, self.checks, self.opts)
         self.result["notes"] = list(dict.fromkeys(self.result["notes"]))  # each note once
@@ -276,10 +284,33 @@ class Job(object):
         subject.captured = loader.captured
         subject.raw = loaded.raw_inputs
         subject.op = loaded.op
+        self.precision_hooks(subject, getattr(loader, "module", None))
         # a sampler is checked with its random numbers fixed; a call site is checked as written
         subject.may_reseed = self.source != "call_site"
         self.result["inputs"] = subject.infos
         return subject
+
+    def precision_hooks(self, subject, module):
+        """What the precision verdict needs beyond the subject: the declared reference and
+        other draws of the inputs (float64 copies, as the subject's)."""
+        ref = self.opts.get("reference")
+        if isinstance(ref, str) and self.opts.get("dtype"):
+            if module is None or not callable(_resolve(module, ref)):
+                raise Outcome("error", "bad_request", "✗ bad request: the reference `%s` is not a function of the "
+                                                      "checked module" % ref)
+            ref = _resolve(module, ref)
+        subject.reference_fn = ref if callable(ref) else None
+
+        def draw_inputs(k):
+            if self.redraw is None:
+                return None
+            drawn = self.redraw(self.opts["seed"] + k)
+            if drawn is None or _same_inputs(drawn.raw_inputs, subject.raw):
+                return None
+            return prepare(drawn.fn, drawn.fclass, drawn.names, drawn.raw_inputs, self.source, self.opts,
+                           self.reporter).base
+
+        subject.draw_inputs = draw_inputs
 
     def _call_site_options(self, kwargs):
         ignored = []
@@ -332,6 +363,9 @@ class Job(object):
         promoted = any(i.get("promoted_from") and i.get("requires_grad") for i in subject.infos)
         if promoted and self.kind == "call_site" and opts["check_low_precision"]:
             plan.append(("as_written", None))
+        plan += precision.plan(subject, opts)
+        if opts["compile"]:
+            plan += compiled.plan(subject, opts)
         self.once_differentiable = once
         return plan
 
@@ -339,9 +373,11 @@ class Job(object):
         plan = self.plan(subject)
         blocked = None  # why the remaining checks are skipped
         fw_blocked = None  # forward_ad only depends on forward
+        first_blocked = None  # the precision verdict depends on first-order gradients only
         for step, (name, skip) in enumerate(plan):
             # forward AD and opcheck depend only on forward, not on backward's results
-            reason = fw_blocked if name in _FORWARD_ONLY else blocked
+            reason = fw_blocked if name in _FORWARD_ONLY else first_blocked if name in precision.CHECKS \
+                else blocked
             if reason or skip:
                 rec = self._skip(name, reason or skip)
                 if name == "gradgradcheck" and not reason and self.once_differentiable \
@@ -354,6 +390,8 @@ class Job(object):
                 blocked = "skipped: %s %s" % (name.replace("_", " "), "failed" if rec["status"] == "fail" else "raised")
                 if name in _FORWARD_CHECKS:
                     fw_blocked = blocked
+                if name in _FORWARD_CHECKS or name == "gradcheck":
+                    first_blocked = blocked
 
     def next_cases(self, subject, loader, loaded):
         """A parametrized test whose case proves nothing here (the Jacobian is zero, e.g.
@@ -607,6 +645,13 @@ class Job(object):
                                   "check": check})
 
 
+def _resolve(module, qualname):
+    obj = module
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
 def _same_inputs(a, b):
     try:
         return len(a) == len(b) and max_abs_diff(tuple(a), tuple(b)) == 0
@@ -626,9 +671,22 @@ def validate_options(o):
     for k in ("fast_mode", "gradgradcheck", "check_forward_ad"):
         if o[k] not in ("auto", True, False):
             raise Outcome("error", "bad_request", "✗ bad request: option %s must be \"auto\", true or false" % k)
-    for k in ("strict", "opcheck"):
+    for k in ("strict", "opcheck", "opcheck_layouts"):
         if not isinstance(o[k], bool):
             raise Outcome("error", "bad_request", "✗ bad request: option %s must be true or false" % k)
+    ref = o["reference"]
+    if ref is not None and not isinstance(ref, str) and not callable(ref):
+        raise Outcome("error", "bad_request", "✗ bad request: option reference must name a function")
+    comp = o["compile"]
+    if not isinstance(comp, bool) and not (isinstance(comp, list) and comp and set(comp) <= set(compiled.BACKENDS)):
+        raise Outcome("error", "bad_request", "✗ bad request: option compile must be true, false or a list of %s"
+                      % ", ".join(compiled.BACKENDS))
+    if o["dtype"] is not None and o["dtype"] not in precision.DTYPES:
+        raise Outcome("error", "bad_request", "✗ bad request: option dtype must be one of %s"
+                      % ", ".join(precision.DTYPES))
+    k = o["precision_factor"]
+    if isinstance(k, bool) or not isinstance(k, (int, float)) or not k >= 1:
+        raise Outcome("error", "bad_request", "✗ bad request: option precision_factor must be a number ≥ 1")
     tests = o["opcheck_tests"]
     if tests is not None and (not isinstance(tests, list) or not set(tests) <= set(customops.OPCHECK_TESTS)):
         raise Outcome("error", "bad_request", "✗ bad request: option opcheck_tests must list some of %s"

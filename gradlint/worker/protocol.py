@@ -24,7 +24,7 @@ VERDICTS = (
     "worker_unavailable", "vacuous", "draw_dependent", "shape_dependent", "missing_dependency",
     "approximate_gradient", "op_schema", "op_autograd_registration", "op_fake_tensor", "op_compile",
     "vmap_mismatch", "jacrev_mismatch", "surrogate_gradient", "not_checked",
-    "grad_output_mutated",
+    "grad_output_mutated", "compile_mismatch", "func_mismatch", "compile_unsupported", "precision_loss",
 )
 
 DEFAULT_LIMITS = {
@@ -59,6 +59,11 @@ DEFAULT_OPTIONS = {
     "draws": 2,
     "opcheck": True,
     "opcheck_tests": None,
+    "opcheck_layouts": True,
+    "compile": False,
+    "dtype": None,
+    "precision_factor": 2.0,
+    "reference": None,
 }
 # gradcheck/gradgradcheck keywords a call site may carry that map onto options
 CALL_SITE_OPTIONS = (

@@ -19,6 +19,11 @@
   some output moved with (``proof``); a gradcheck that was skipped or raised inside torch or
   gradlint makes the run **inconclusive** (``not_checked``) with the reason, never ✓. The ✓
   line says which inputs and outputs were compared (``result["proof"]``).
+- the checks asked for with ``compile``/``dtype`` come after the gradient checks: a gradient
+  failure is reported first (the compile or precision failure as a note), but a failing
+  compile, torch.func or precision check fails a run the gradient checks alone would pass,
+  warn about or find inconclusive (a straight-through estimator that compilation breaks);
+  a graph break alone (``compile_unsupported``) is a warning.
 """
 
 from .outcome import Outcome
@@ -26,6 +31,12 @@ from .proof import describe, gather, is_first_order
 
 _KINK = "non_differentiable_point"
 _PROOFS = ("gradcheck", "gradgradcheck", "forward_ad", "vmap", "jacrev", "opcheck")  # named in a ✓ summary
+_ASKED = ("compile_mismatch", "func_mismatch", "precision_loss")  # failures of checks asked for
+_COMPILE_WARNING = "compile_unsupported"
+
+
+def _is_asked(rec):
+    return rec["name"] == "func.grad" or rec["name"].startswith(("compile", "precision ("))
 
 
 # -- which failure explains the others ------------------------------------------------------
@@ -222,6 +233,61 @@ def _close_draws(result, draws):
 
 
 def conclude(result, records, opts):
+    asked = [r for r in records if _is_asked(r)]
+    gradient = [r for r in records if not _is_asked(r)]
+    _conclude_gradients(result, gradient, opts)
+    _conclude_asked(result, asked, opts)
+
+
+def _conclude_asked(result, asked, opts):
+    """The compile/func/precision checks, after the gradient checks have concluded."""
+    hard = next((r for r in asked if r["status"] == "fail" and r.get("verdict") in _ASKED), None)
+    soft = next((r for r in asked if r["status"] == "fail" and r.get("verdict") == _COMPILE_WARNING), None)
+    if opts.get("strict") and hard is None:
+        hard = soft
+    if hard is not None:
+        if result["status"] in ("fail", "error"):
+            result["notes"].append("also: %s" % _strip(_outcome_of(hard).summary))
+            return
+        before = result.get("summary")
+        _decide(result, hard)
+        if before and not before.startswith("✓"):
+            result["notes"].append("the gradient checks alone: %s" % _strip(before))
+        return
+    if result["status"] != "pass":
+        if soft is not None:
+            result["notes"].append("also: %s" % _strip(_outcome_of(soft).summary))
+        return
+    _name_asked(result, asked)
+    if soft is not None:
+        oc = _outcome_of(soft)
+        result.update(status="warning", verdict=_COMPILE_WARNING, failed_check=soft["name"],
+                      summary="⚠ gradients match; %s" % _strip(oc.summary), message=oc.message)
+        result["location"] = oc.extra.get("location")
+
+
+def _name_asked(result, asked):
+    """A passing run's ✓ summary names the compile and precision checks that passed."""
+    passed = [r for r in asked if r["status"] == "pass"]
+    if not passed or not result["summary"].startswith("✓ gradients match: "):
+        return
+    compiled = [r for r in passed if r["name"].startswith("compile")]
+    extra = []
+    if compiled:
+        backends = sorted(set(r["details"].get("backend") for r in compiled if r["details"].get("backend")))
+        extra.append("compiled ×%d (%s)" % (len(compiled), ", ".join(backends)))
+    if any(r["name"] == "func.grad" for r in passed):
+        extra.append("torch.func.grad")
+    for r in passed:
+        if r["name"].startswith("precision ("):
+            worst = r["details"].get("worst_tensor") or {}
+            extra.append("%s within %s× of PyTorch's error" % (r["details"]["dtype"], r["details"]["factor"])
+                         if worst.get("reference_error") else "%s precision" % r["details"]["dtype"])
+    head, _, tail = result["summary"][len("✓ gradients match: "):].partition(" (")
+    result["summary"] = "✓ gradients match: %s (%s" % (", ".join([head] + extra), tail)
+
+
+def _conclude_gradients(result, records, opts):
     rec, cause = _cause(records)
     if rec is not None:
         _decide(result, rec)

@@ -20,7 +20,8 @@ async def test_a_correct_custom_op_passes_gradcheck_and_opcheck(client):
     assert r["target"]["op"] == "gltest::mysin"
     assert check(r, "gradcheck")["status"] == "pass"
     tests = check(r, "opcheck")["details"]["tests"]
-    assert set(tests) == {"test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic"}
+    assert set(tests) == {"test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic",
+                          "test_faketensor (permuted layout)"}
     assert set(tests.values()) == {"SUCCESS"}
 
 

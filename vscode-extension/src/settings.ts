@@ -15,6 +15,13 @@ export const DIAGNOSTIC_MODES: readonly DiagnosticMode[] = ['auto', 'workspace',
 
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'information', 'hint'];
 
+/** `gradlint.run.compile`: the project's choice, none, every backend, or one backend. */
+export type CompileSetting = 'project' | 'off' | 'all' | 'aot_eager' | 'inductor';
+export const COMPILE_SETTINGS: readonly CompileSetting[] = ['project', 'off', 'all', 'aot_eager', 'inductor'];
+/** `gradlint.run.dtype`: the project's choice, no precision verdict, or the verdict at a dtype. */
+export type DtypeSetting = 'project' | 'none' | 'bfloat16' | 'float16' | 'float32';
+export const DTYPE_SETTINGS: readonly DtypeSetting[] = ['project', 'none', 'bfloat16', 'float16', 'float32'];
+
 export const DEFAULTS = {
   enable: true,
   interpreter: '',
@@ -22,9 +29,13 @@ export const DEFAULTS = {
   select: null as string[] | null,
   ignore: [] as string[],
   severity: {} as Record<string, Severity>,
-  runTimeout: 60,
+  // null: derived by the server from the run's checks (60 s plain, more with compile or dtype)
+  runTimeout: null as number | null,
   runMemoryLimitMb: 4096,
   runOnSave: false,
+  runCompile: 'project' as CompileSetting,
+  runDtype: 'project' as DtypeSetting,
+  runPrecisionFactor: null as number | null,
   codeLens: true,
   diagnosticMode: 'auto' as DiagnosticMode,
   baselinedFindings: 'hint' as BaselinedFindings,
@@ -39,9 +50,12 @@ export interface GradlintSettings {
   select: string[] | null;
   ignore: string[];
   severity: Record<string, Severity>;
-  runTimeout: number;
+  runTimeout: number | null;
   runMemoryLimitMb: number;
   runOnSave: boolean;
+  runCompile: CompileSetting;
+  runDtype: DtypeSetting;
+  runPrecisionFactor: number | null;
   codeLens: boolean;
   diagnosticMode: DiagnosticMode;
   baselinedFindings: BaselinedFindings;
@@ -53,9 +67,13 @@ export interface ServerSettings {
   select: string[] | null;
   ignore: string[];
   severity: Record<string, Severity>;
-  runTimeout: number;
+  runTimeout: number | null;
   runMemoryLimitMb: number;
   runOnSave: boolean;
+  /** null: the project's `[tool.gradlint.run]` decides */
+  runCompile: boolean | string[] | null;
+  runDtype: string | null;
+  runPrecisionFactor: number | null;
   codeLens: boolean;
   diagnosticMode: DiagnosticMode;
   baselinedFindings: BaselinedFindings;
@@ -83,6 +101,9 @@ export const ALL_KEYS: readonly string[] = [
   'run.timeout',
   'run.memoryLimit',
   'run.onSave',
+  'run.compile',
+  'run.dtype',
+  'run.precisionFactor',
   'codeLens.enable',
   'diagnosticMode',
   'baselinedFindings',
@@ -95,7 +116,7 @@ function bool(value: unknown, fallback: boolean): boolean {
   return typeof value === 'boolean' ? value : fallback;
 }
 
-function positive(value: unknown, fallback: number): number {
+function positive<T extends number | null>(value: unknown, fallback: T): number | T {
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
   return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : fallback;
 }
@@ -105,6 +126,31 @@ function stringList(value: unknown): string[] {
     return [];
   }
   return value.filter((v): v is string => typeof v === 'string').map((v) => v.trim()).filter((v) => v !== '');
+}
+
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T {
+  return (allowed as readonly unknown[]).includes(value) ? (value as T) : fallback;
+}
+
+/** A precision factor (k ≥ 1), or null (the project's, else 2). */
+function atLeastOne(value: unknown): number | null {
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof n === 'number' && Number.isFinite(n) && n >= 1 ? n : null;
+}
+
+/** `gradlint.run.compile` as the server's `runCompile`: null leaves it to the project. */
+export function compileOption(setting: CompileSetting): boolean | string[] | null {
+  switch (setting) {
+    case 'off':
+      return false;
+    case 'all':
+      return true;
+    case 'aot_eager':
+    case 'inductor':
+      return [setting];
+    default:
+      return null;
+  }
 }
 
 /** Rule codes or prefixes, upper-cased, de-duplicated, invalid entries dropped ("gl1" → "GL1"). */
@@ -156,6 +202,9 @@ export function readSettings(get: SettingGetter): GradlintSettings {
     runTimeout: positive(get('run.timeout'), DEFAULTS.runTimeout),
     runMemoryLimitMb: positive(get('run.memoryLimit'), DEFAULTS.runMemoryLimitMb),
     runOnSave: bool(get('run.onSave'), DEFAULTS.runOnSave),
+    runCompile: oneOf(get('run.compile'), COMPILE_SETTINGS, DEFAULTS.runCompile),
+    runDtype: oneOf(get('run.dtype'), DTYPE_SETTINGS, DEFAULTS.runDtype),
+    runPrecisionFactor: atLeastOne(get('run.precisionFactor')),
     codeLens: bool(get('codeLens.enable'), DEFAULTS.codeLens),
     diagnosticMode: (DIAGNOSTIC_MODES as readonly unknown[]).includes(mode) ? (mode as DiagnosticMode) : DEFAULTS.diagnosticMode,
     baselinedFindings: (BASELINED_FINDINGS as readonly unknown[]).includes(baselined)
@@ -174,6 +223,9 @@ export function toServerSettings(settings: GradlintSettings, interpreter: string
     runTimeout: settings.runTimeout,
     runMemoryLimitMb: settings.runMemoryLimitMb,
     runOnSave: settings.runOnSave,
+    runCompile: compileOption(settings.runCompile),
+    runDtype: settings.runDtype === 'project' ? null : settings.runDtype,
+    runPrecisionFactor: settings.runPrecisionFactor,
     codeLens: settings.codeLens,
     diagnosticMode: settings.diagnosticMode,
     baselinedFindings: settings.baselinedFindings,

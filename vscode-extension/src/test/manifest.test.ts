@@ -16,7 +16,12 @@ test('every setting is contributed, described, with the documented default', () 
   }
   assert.equal(props['gradlint.enable'].default, DEFAULTS.enable);
   assert.equal(props['gradlint.interpreter'].default, '');
-  assert.equal(props['gradlint.run.timeout'].default, 60); // as `gradlint run` and the server
+  assert.equal(props['gradlint.run.timeout'].default, null); // derived, as `gradlint run` and the server do
+  assert.equal(props['gradlint.run.compile'].default, DEFAULTS.runCompile);
+  assert.deepEqual(props['gradlint.run.compile'].enum, ['project', 'off', 'all', 'aot_eager', 'inductor']);
+  assert.equal(props['gradlint.run.dtype'].default, DEFAULTS.runDtype);
+  assert.deepEqual(props['gradlint.run.dtype'].enum, ['project', 'none', 'bfloat16', 'float16', 'float32']);
+  assert.equal(props['gradlint.run.precisionFactor'].default, null);
   assert.equal(props['gradlint.run.memoryLimit'].default, 4096);
   assert.equal(props['gradlint.run.onSave'].default, false);
   assert.equal(props['gradlint.codeLens.enable'].default, true);

@@ -22,15 +22,37 @@ test('defaults when nothing is set', () => {
     select: null,
     ignore: [],
     severity: {},
-    runTimeout: 60,
+    runTimeout: null,
     runMemoryLimitMb: 4096,
     runOnSave: false,
+    runCompile: 'project',
+    runDtype: 'project',
+    runPrecisionFactor: null,
     codeLens: true,
     diagnosticMode: 'auto',
     baselinedFindings: 'hint',
     trace: 'off',
   });
   assert.equal(s.runTimeout, DEFAULTS.runTimeout);
+  // the server derives the timeout and takes the project's checks
+  const server = toServerSettings(s, '');
+  assert.equal(server.runTimeout, null);
+  assert.equal(server.runCompile, null);
+  assert.equal(server.runDtype, null);
+  assert.equal(server.runPrecisionFactor, null);
+});
+
+test("compile and precision checks: the project's, off, or chosen here", () => {
+  const server = (values: Record<string, unknown>) => toServerSettings(readSettings(get(values)), '');
+  assert.equal(server({ 'run.compile': 'off' }).runCompile, false);
+  assert.equal(server({ 'run.compile': 'all' }).runCompile, true);
+  assert.deepEqual(server({ 'run.compile': 'aot_eager' }).runCompile, ['aot_eager']);
+  assert.equal(server({ 'run.compile': 'tvm' }).runCompile, null);
+  assert.equal(server({ 'run.dtype': 'bfloat16' }).runDtype, 'bfloat16');
+  assert.equal(server({ 'run.dtype': 'none' }).runDtype, 'none');
+  assert.equal(server({ 'run.dtype': 'int8' }).runDtype, null);
+  assert.equal(server({ 'run.precisionFactor': 3 }).runPrecisionFactor, 3);
+  assert.equal(server({ 'run.precisionFactor': 0.5 }).runPrecisionFactor, null);
 });
 
 test('VS Code settings → initializationOptions (the server contract)', () => {
@@ -45,6 +67,9 @@ test('VS Code settings → initializationOptions (the server contract)', () => {
       'run.timeout': 12,
       'run.memoryLimit': 2048,
       'run.onSave': true,
+      'run.compile': 'aot_eager',
+      'run.dtype': 'bfloat16',
+      'run.precisionFactor': 2.5,
       'codeLens.enable': false,
       diagnosticMode: 'workspace',
       baselinedFindings: 'hide',
@@ -60,6 +85,9 @@ test('VS Code settings → initializationOptions (the server contract)', () => {
       runTimeout: 12,
       runMemoryLimitMb: 2048,
       runOnSave: true,
+      runCompile: ['aot_eager'],
+      runDtype: 'bfloat16',
+      runPrecisionFactor: 2.5,
       codeLens: false,
       diagnosticMode: 'workspace',
       baselinedFindings: 'hide',
@@ -69,8 +97,8 @@ test('VS Code settings → initializationOptions (the server contract)', () => {
   });
   // JSON-serialisable, exactly these keys
   assert.deepEqual(Object.keys(JSON.parse(JSON.stringify(init.settings))).sort(), [
-    'baselinedFindings', 'codeLens', 'diagnosticMode', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave',
-    'runTimeout', 'select', 'severity',
+    'baselinedFindings', 'codeLens', 'diagnosticMode', 'ignore', 'interpreter', 'runCompile', 'runDtype',
+    'runMemoryLimitMb', 'runOnSave', 'runPrecisionFactor', 'runTimeout', 'select', 'severity',
   ]);
   assert.equal(readSettings(get({ baselinedFindings: 'sometimes' })).baselinedFindings, 'hint');
   assert.equal(toInitializationOptions(s, '/usr/bin/python3', false).workspaceTrusted, false);
@@ -99,7 +127,7 @@ test('invalid values fall back to defaults or are dropped', () => {
   assert.deepEqual(s.args, ['ok', 'x']);
   assert.deepEqual(s.ignore, ['GL001']);
   assert.deepEqual(s.severity, { GL003: 'error' });
-  assert.equal(s.runTimeout, 60);
+  assert.equal(s.runTimeout, null);
   assert.equal(s.runMemoryLimitMb, 4096);
   assert.equal(s.trace, 'off');
   assert.equal(readSettings(get({ 'run.timeout': '7.5' })).runTimeout, 7.5);

@@ -1,0 +1,193 @@
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+import libcst as cst
+
+from ...analysis.block import BlockAnalysis
+from ...analysis.custom_ops import custom_ops
+from ...analysis.gradcheck_calls import calls_in_statement
+from ...analysis.scopes import walk_statements
+from ...findings import Severity
+from ..base import Invalid, Report, Rule, Valid
+
+DEFINES_FORWARD = re.compile(r"def\s+forward\b")
+# a file that may call a custom op: `torch.ops.`, or one that defines an op
+MENTIONS_OPS = re.compile(r"ops\.|custom_op|library")
+# torch's own operator namespaces (their ops have autograd formulas of torch's)
+TORCH_NAMESPACES = frozenset({
+    "aten", "prims", "prim", "quantized", "_quantized", "quantized_decomposed", "higher_order",
+    "c10d", "_c10d_functional", "_c10d_functional_autograd", "_dtensor", "profiler", "rngprims",
+    "debugprims", "mkldnn", "onednn", "inductor", "_inductor_test", "_test", "sparse", "cuda",
+})
+_OPS_CALL = re.compile(r"^torch\.ops\.(\w+)\.(\w+)")
+
+
+class FunctionWrapsCustomOp(Rule):
+    """## What it does
+    Checks for a `torch.autograd.Function` whose `forward` calls a `torch.library`
+    custom op: `torch.ops.mylib.op(...)`, or an op this module defines with
+    `@torch.library.custom_op`.
+
+    ## Why is this bad?
+    A custom op gets its gradient from `torch.library.register_autograd`; the custom-ops
+    tutorial warns that wrapping one in an autograd.Function instead is a composition
+    that "can lead to (and has led to) silent incorrectness when composed with
+    torch.compile" (pytorch#180642: compiled custom ops gave wrong outputs in torch 2.11).
+    Measured with torch 2.13 on such a Function (a `setup_context` Function whose forward
+    calls a `custom_op` with a fake impl and no `register_autograd`): eager autograd,
+    eager `torch.func.grad` and `torch.compile` with autograd give the right gradient, but
+    `torch.compile(torch.func.grad(f))` raises `TorchRuntimeError: RuntimeError when making
+    fake tensor call` ("In order to use an autograd.Function with functorch transforms ...
+    it must override the setup_context staticmethod", about the op, with `fullgraph` or
+    not). The op with `register_autograd`, called directly, compiles and differentiates
+    with autograd (`torch.compile(..., fullgraph=True)`).
+
+    Ops of torch's own namespaces (`torch.ops.aten...`) are left alone.
+
+    ## Example
+    ```python
+    class MySin(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return torch.ops.mylib.sin(x)
+        ...
+    ```
+
+    Use instead:
+    ```python
+    torch.library.register_autograd("mylib::sin", backward, setup_context=setup_context)
+    y = torch.ops.mylib.sin(x)
+    ```
+
+    ## Fix safety
+    No fix: the backward moves to a registration.
+    """
+
+    code = "GL047"
+    name = "function-wraps-custom-op"
+    severity = Severity.WARNING
+    summary = "autograd.Function around a torch.library custom op: use register_autograd"
+    requires = DEFINES_FORWARD
+    requires_in_code = True
+    requires_in_file = MENTIONS_OPS  # the op may be defined in another block
+
+    VALID = [
+        Valid("""
+            import torch
+            @torch.library.custom_op("mylib::sin", mutates_args=())
+            def mysin(x: torch.Tensor) -> torch.Tensor:
+                return x.sin()
+            @mysin.register_fake
+            def _(x):
+                return torch.empty_like(x)
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0])
+            def backward(ctx, grad):
+                x, = ctx.saved_tensors
+                return grad * x.cos()
+            mysin.register_autograd(backward, setup_context=setup_context)
+            @torch.compile(fullgraph=True)
+            def f(x):
+                return mysin(x).sum()
+            """, why="compile-ready: the op carries its gradient"),
+        Valid("""
+            import torch
+            class Mm(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, a, b):
+                    ctx.save_for_backward(a, b)
+                    return torch.ops.aten.mm(a, b)
+                @staticmethod
+                def backward(ctx, g):
+                    a, b = ctx.saved_tensors
+                    return g @ b.t(), a.t() @ g
+            """, why="an op of torch's own"),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import torch
+            class MySin(torch.autograd.Function):
+                @staticmethod
+                def forward(x):
+                    return torch.ops.mylib.sin(x)
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.save_for_backward(inputs[0])
+                @staticmethod
+                def backward(ctx, g):
+                    x, = ctx.saved_tensors
+                    return g * x.cos()
+            """,
+            message="`MySin.forward` calls the custom op `mylib::sin`: give the op its gradient with "
+                    "torch.library.register_autograd and call it directly (an autograd.Function around a "
+                    "custom op has given silently wrong results under torch.compile; torch 2.13 raises "
+                    "TorchRuntimeError for torch.compile(torch.func.grad(...)) through it)",
+            range=(5, 16, 5, 38),
+        ),
+        Invalid(
+            """
+            import torch
+            from torch.library import custom_op
+            @custom_op("mylib::cube", mutates_args=())
+            def cube(x: torch.Tensor) -> torch.Tensor:
+                return x ** 3
+            class Cube(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.save_for_backward(x)
+                    return cube(x)
+                @staticmethod
+                def backward(ctx, g):
+                    x, = ctx.saved_tensors
+                    return 3 * g * x * x
+            """,
+            message="`Cube.forward` calls the custom op `mylib::cube`: give the op its gradient with "
+                    "torch.library.register_autograd and call it directly (an autograd.Function around a "
+                    "custom op has given silently wrong results under torch.compile; torch 2.13 raises "
+                    "TorchRuntimeError for torch.compile(torch.func.grad(...)) through it)",
+            range=(10, 16, 10, 23),
+        ),
+    ]
+
+    def check(self, block: BlockAnalysis) -> Iterator[Report]:
+        context = block.context
+        ops = {op.python_name: op for op in custom_ops(context) if op.python_name and op.name}
+        for function in block.autograd_functions:
+            forward = function.forward
+            if forward is None or "forward" in function.inherited:
+                continue
+            for stmt, site in walk_statements(forward.scope.statements, forward.scope):
+                for call in calls_in_statement(stmt):
+                    op = _custom_op(call, site.scope, context, ops)
+                    if op is None:
+                        continue
+                    if op in ops.values() and not block.holds(op.site):
+                        block.reads_other_blocks = True
+                    op = op if isinstance(op, str) else op.name
+                    message = (f"`{function.name}.forward` calls the custom op `{op}`: give the op its gradient "
+                               f"with torch.library.register_autograd and call it directly (an "
+                               f"autograd.Function around a custom op has given silently wrong results under "
+                               f"torch.compile; torch 2.13 raises TorchRuntimeError for "
+                               f"torch.compile(torch.func.grad(...)) through it)")
+                    yield Report(call, message, site)
+                    break
+                else:
+                    continue
+                break
+
+
+def _custom_op(call: cst.Call, scope, context, ops: dict) -> object | None:
+    """"ns::name" of the custom op ``call`` calls (or the module's CustomOp), or None."""
+    qualified = context.qualified(call.func, scope)
+    if qualified:
+        found = _OPS_CALL.match(qualified)
+        if found and found.group(1) not in TORCH_NAMESPACES:
+            return "%s::%s" % (found.group(1), found.group(2))
+    if isinstance(call.func, cst.Name):
+        owner = scope.binding_scope(call.func.value)
+        if owner is not None and owner.kind == "module" and call.func.value in ops:
+            return ops[call.func.value]
+    return None
