@@ -19,6 +19,7 @@ from .links import same_links
 from .proof import gather, is_first_order, responses
 from .subject import prepare
 from .tensors import as_tuple, is_tensor
+from .through_forward import wrapping
 
 MAX_MODES = 6
 
@@ -354,6 +355,19 @@ def structured_recipes(recipe):
     return out
 
 
+def _structured(fn, kinds):
+    """``fn`` with each square matrix input given its structure back before the call."""
+    def structured(*args):
+        args = list(args)
+        for j, kind in kinds.items():
+            a = args[j]
+            args[j] = torch.tril(a) if kind == "tril" else torch.triu(a) if kind == "triu" else \
+                (a + a.transpose(-1, -2)) / 2
+        return fn(*args)
+
+    return wrapping(structured, fn, lambda inner: _structured(inner, kinds))
+
+
 def keep_structure(subject, domain, only=None):
     """A structured retry perturbs each entry of a square matrix on its own, which leaves the
     structure: a backward that assumes a symmetric (or lower-triangular) input is then compared
@@ -373,17 +387,7 @@ def keep_structure(subject, domain, only=None):
             kinds[j] = kind if kind in ("tril", "triu") else "symmetric"
     if not kinds:
         return None
-    fn = subject.fn
-
-    def structured(*args):
-        args = list(args)
-        for j, kind in kinds.items():
-            a = args[j]
-            args[j] = torch.tril(a) if kind == "tril" else torch.triu(a) if kind == "triu" else \
-                (a + a.transpose(-1, -2)) / 2
-        return fn(*args)
-
-    subject.fn = structured
+    subject.fn = _structured(subject.fn, kinds)
     shown = {"tril": "lower-triangular", "triu": "upper-triangular", "symmetric": "symmetrized"}
     return ", ".join("%s %s" % (subject.in_names[j], shown[kind]) for j, kind in sorted(kinds.items()))
 

@@ -14,6 +14,8 @@ import types
 
 import torch
 
+from .through_forward import wrapping
+
 ORIGINAL = "gradlint_original"
 MAX_NODES = 5000  # objects looked at per holding argument
 
@@ -117,6 +119,5 @@ def linked(fn, args):
                 pass
         return fn(*call_args)
 
-    with_links.__wrapped__ = fn
     with_links.gradlint_links = found
-    return with_links
+    return wrapping(with_links, fn, lambda inner: linked(inner, args))

@@ -11,6 +11,7 @@ import torch
 
 from .links import linked
 from .outcome import Outcome
+from .through_forward import wrapping
 from .tensors import fresh_containers, is_tensor, preview, promotion_map
 
 
@@ -54,14 +55,16 @@ class Subject(object):
         so every evaluation gradcheck makes sees the same random numbers."""
         if self.reseeded:
             return
-        fn, seed = self.fn, self.opts["seed"]
-
-        def reseeded(*args):
-            torch.manual_seed(seed)
-            return fn(*args)
-
-        self.fn = reseeded
+        self.fn = _reseeded(self.fn, self.opts["seed"])
         self.reseeded = True
+
+
+def _reseeded(fn, seed):
+    def reseeded(*args):
+        torch.manual_seed(seed)
+        return fn(*args)
+
+    return wrapping(reseeded, fn, lambda inner: _reseeded(inner, seed))
 
 
 class SparseInput(object):
@@ -96,8 +99,7 @@ def _rebuilding(fn, sparse):
                 args[i] = spec.build(args[i])
         return fn(*args)
 
-    with_sparse_inputs.__wrapped__ = fn
-    return with_sparse_inputs
+    return wrapping(with_sparse_inputs, fn, lambda inner: _rebuilding(inner, sparse))
 
 
 def _fresh_containers(fn):
@@ -107,7 +109,7 @@ def _fresh_containers(fn):
     def with_fresh_containers(*args):
         return fn(*fresh_containers(args))
 
-    return with_fresh_containers
+    return wrapping(with_fresh_containers, fn, _fresh_containers)
 
 
 def _dense_outputs(fn):
@@ -121,8 +123,7 @@ def _dense_outputs(fn):
             return tuple(o.to_dense() if is_tensor(o) and o.layout != torch.strided else o for o in out)
         return out
 
-    densified.__wrapped__ = fn
-    return densified
+    return wrapping(densified, fn, _dense_outputs)
 
 
 def prepare(fn, fclass, names, raw, source, opts, reporter, synth=None, grad_outputs=None, notes=None):

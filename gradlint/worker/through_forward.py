@@ -9,6 +9,12 @@ replaced by a direct call of its ``forward`` (torch's own Functions keep their b
 autograd differentiates the ops forward runs. An old-style ``forward(ctx, ...)`` gets a
 stand-in ctx whose ``save_for_backward``/``mark_dirty``/... do nothing. For a custom op
 made with ``torch.library.custom_op`` the op's Python implementation is called instead.
+
+The worker wraps the function it checks (fresh containers, sparse inputs rebuilt, dense outputs,
+linked arguments, a reseeded RNG, structured matrices) around a ``MyFn.apply`` bound before any
+patch can reach it. Each wrapper is made with ``wrapping``, which records how to build it again
+around another function; ``through_forward`` peels the layers, replaces the bound ``apply`` by a
+direct call of forward, and builds the same layers around that.
 """
 
 import contextlib
@@ -72,17 +78,41 @@ def backwards_bypassed():
         _FUNCTION.apply = original
 
 
+REWRAP = "gradlint_rewrap"
+
+
+def wrapping(wrapper, inner, rebuild):
+    """``wrapper`` (which calls ``inner``) marked so that ``rebuild(other)`` makes the same
+    wrapper around another function: ``through_forward`` can then reach the inner call."""
+    wrapper.__wrapped__ = inner
+    setattr(wrapper, REWRAP, rebuild)
+    return wrapper
+
+
+def _layers(fn):
+    """(the innermost function, the rebuilds of the wrappers around it, outermost first)."""
+    rebuilds = []
+    while getattr(fn, REWRAP, None) is not None and getattr(fn, "__wrapped__", None) is not None:
+        rebuilds.append(getattr(fn, REWRAP))
+        fn = fn.__wrapped__
+    return fn, rebuilds
+
+
 def through_forward(fn, op=None):
     """fn with custom backwards bypassed; None when that cannot be done (an op without a
     Python implementation)."""
     if op is not None:
         return getattr(op, "_init_fn", None)
+    fn, rebuilds = _layers(fn)
     target = fn
     cls = getattr(fn, "__self__", None)
     if isinstance(cls, type) and issubclass(cls, _FUNCTION) and getattr(fn, "__name__", None) == "apply":
         # ``MyFn.apply`` was bound before the patch: call its forward directly
         def target(*args):
             return call_forward(cls, *args)
+
+    for rebuild in reversed(rebuilds):
+        target = rebuild(target)
 
     def bypassed(*args):
         with backwards_bypassed():
