@@ -19,6 +19,9 @@ a whole class), doubling the file more than doubles the time.
   mixed           generated autograd code with non-ASCII names and every classic mistake
                   (the file of issue 26)
   notebook        a notebook (.ipynb) whose many cells each define and check a Function
+  sparse          a big module of plain code (non-ASCII names too) with a Function, its test
+                  and a helper that makes its input every few hundred lines: only part of it
+                  needs parsing, found through names
 
 Run ``python benchmarks/shapes.py SHAPE LINES > file`` to look at one.
 """
@@ -444,6 +447,59 @@ print(ok)
 '''
 
 
+SPARSE_UNIT = '''
+
+def mache_eingabe_{n}():
+    return torch.randn(3, requires_grad=True)
+
+
+class Quadrat{n}(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return 2 * x * grad
+
+
+def erzeuge_α_{n}():
+    return torch.randn(3, requires_grad=True)
+
+
+def test_quadrat_{n}():
+    x = mache_eingabe_{n}()
+    assert gradcheck(Quadrat{n}.apply, (x,))
+    y = erzeuge_α_{n}()
+    assert gradcheck(Quadrat{n}.apply, (y,))
+'''
+
+PLAIN = '''
+
+def größe_{n}_{i}(werte, faktor=2):
+    """Plain code: no Function, no gradcheck ({n}, {i})."""
+    summe = 0
+    for wert in werte:
+        summe += wert * faktor
+    return summe / max(len(werte), 1)
+
+
+class Zähler_{n}_{i}:
+    def __init__(self):
+        self.anzahl = {i}
+
+    def erhöhe(self, schritt=1):
+        self.anzahl += schritt
+        return self.anzahl
+'''
+
+
+def _sparse(n: int) -> str:
+    return SPARSE_UNIT.format(n=n) + "".join(PLAIN.format(n=n, i=i) for i in range(12))
+
+
 def _units(header: str, unit: Callable[[int], str], lines: int, start: int,
            footer: str = "") -> str:
     parts = [header]
@@ -501,6 +557,7 @@ SHAPES: dict[str, Callable[[int, int], str]] = {
     "aliases": lambda lines, start: _units(_header("aliases"), _template(ALIASES), lines, start),
     "mixed": lambda lines, start: _units(_header("mixed"), _template(MIXED), lines, start),
     "notebook": notebook,
+    "sparse": lambda lines, start: _units(_header("sparse"), _sparse, lines, start),
 }
 
 
