@@ -24,7 +24,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from gradlint.runner import WorkerClient, make_request  # noqa: E402
+from gradlint.runner import RunResult, WorkerClient, make_request  # noqa: E402
 
 SCRIPT = '''\
 import torch
@@ -58,7 +58,7 @@ def cold(python: str, script: str, repeat: int) -> list[float]:
     return times
 
 
-async def warm(python: str, script: str, repeat: int) -> tuple[float, list[float], dict]:
+async def warm(python: str, script: str, repeat: int) -> tuple[float, list[float], RunResult]:
     folder = os.path.dirname(script)
     request = make_request(script, {"kind": "call_site", "line": CALL_LINE, "end_line": CALL_LINE},
                            workspace_root=folder)
@@ -66,13 +66,13 @@ async def warm(python: str, script: str, repeat: int) -> tuple[float, list[float
     async with WorkerClient(python, folder) as client:
         startup = time.perf_counter() - t
         times = []
-        result = {}
+        result = None
         for _ in range(repeat):
             t = time.perf_counter()
             result = await client.run(request, timeout=60)
             times.append(time.perf_counter() - t)
-            if result["status"] != "pass":
-                raise SystemExit("warm run did not pass: %s" % result["summary"])
+            if not result.passed:
+                raise SystemExit("warm run did not pass: %s" % result.summary)
     return startup, times, result
 
 
@@ -90,12 +90,12 @@ def main() -> None:
         startup, warm_times, result = asyncio.run(warm(args.python, script, args.repeat + 1))
         warm_times = warm_times[1:]  # the first run also pays first-touch costs
     c, w = statistics.median(cold_times), statistics.median(warm_times)
-    checks = ", ".join("%s %.0f ms" % (ch["name"], 1000 * ch["seconds"]) for ch in result["checks"])
+    checks = ", ".join("%s %.0f ms" % (ch["name"], 1000 * ch["seconds"]) for ch in result.checks)
     print("cold  python script.py       median %7.1f ms  (min %.1f, n=%d)" % (1000 * c, 1000 * min(cold_times), len(cold_times)))
     print("warm  WorkerClient.run       median %7.1f ms  (min %.1f, n=%d)" % (1000 * w, 1000 * min(warm_times), len(warm_times)))
     print("worker start-up (once)              %7.1f ms" % (1000 * startup))
     print("warm run breakdown: child %.0f ms; import %.0f ms; %s" % (
-        1000 * result["timings"].get("child_wall_s", 0), 1000 * result["timings"].get("import_s", 0), checks))
+        1000 * result.timings.get("child_wall_s", 0), 1000 * result.timings.get("import_s", 0), checks))
     print("ratio warm/cold: %.3f  (target <= 0.25: %s)" % (w / c, "met" if w / c <= 0.25 else "NOT met"))
 
 

@@ -34,8 +34,9 @@ from gradlint.analysis.source import SourceDecodeError
 from gradlint.engine.config import ConfigResolver
 from gradlint.engine.files import discover, read_text
 from gradlint.engine.linter import MAX_SOURCE_CHARS, LintCache, view_module
-from gradlint.rules.base import MENTIONS_FUNC_TRANSFORM
-from gradlint.rules.gl039_function_under_torch_func_without_setup_context import (
+from gradlint.engine.prefilter import Code
+from gradlint.rules.base import CODE_PATTERNS, MENTIONS_FUNC_TRANSFORM
+from gradlint.rules.transforms.gl039_function_under_torch_func_without_setup_context import (
     FunctionUnderTorchFuncWithoutSetupContext as TransformRule)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -91,8 +92,10 @@ def census_of_text(text: str) -> Census:
             census.resolved[kind] += registration.function is not None
     seen: set[int] = set()
     aliases = view.aliases_of(TransformRule.requires_aliases_of)
+    # the rule's pre-check (about code only when the rule says so)
+    in_code = TransformRule.requires_in_code or TransformRule.requires in CODE_PATTERNS
     for position, (block, _) in enumerate(view.good):
-        if TransformRule.may_match(block.text) or any(a in block.text for a in aliases):
+        if Code(block.text).matches(TransformRule.requires, in_code) or any(a in block.text for a in aliases):
             for use in view.analysis(position).transformed_applies:
                 seen.add(id(use.apply))
     census.transformed_applies = len(seen)

@@ -218,7 +218,7 @@ def test_the_worker_starts_before_the_planning_imports():
     import sys
 
     code = ("import sys, gradlint.cli.main, gradlint.cli.run; "
-            "print(sorted(m for m in ('libcst', 'gradlint.engine.linter', 'gradlint.engine.runs') "
-            "if m in sys.modules))")
+            "print(sorted(m for m in ('libcst', 'gradlint.engine.linter', 'gradlint.runner.plans', "
+            "'gradlint.runner.targets', 'gradlint.runner.prove') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -19,6 +19,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from gradlint.rules import RULES_BY_CODE  # noqa: E402
+from gradlint.rules.examples import all_examples  # noqa: E402
 
 _NAMESPACES = itertools.count()
 
@@ -147,16 +148,19 @@ def _run(code: str, call: str | None) -> None:
             exec(compile(call, f"<{namespace} call>", "exec", dont_inherit=True), scope)
 
 
-def _invalid_cases():
+def _cases(kind: str):
+    """Every example of the rule (its class's and its fixtures'), as (code, index, example)."""
     for code in sorted(c for c in RULES_BY_CODE if "GL030" <= c <= "GL049"):
-        for index, example in enumerate(RULES_BY_CODE[code].INVALID):
-            yield pytest.param(code, index, example, id=f"{code}-{index}")
+        for example in all_examples(RULES_BY_CODE[code], kind):
+            yield pytest.param(code, example.index, example.case, id=f"{code}-{example.index}")
+
+
+def _invalid_cases():
+    return _cases("INVALID")
 
 
 def _valid_cases():
-    for code in sorted(c for c in RULES_BY_CODE if "GL030" <= c <= "GL049"):
-        for index, example in enumerate(RULES_BY_CODE[code].VALID):
-            yield pytest.param(code, index, example, id=f"{code}-{index}")
+    return _cases("VALID")
 
 
 @pytest.mark.parametrize("code, index, example", list(_invalid_cases()))

@@ -8,8 +8,8 @@ import textwrap
 from pathlib import Path
 
 from gradlint.engine.linter import LintCache
-from gradlint.engine.runs import plan, runnable
-from gradlint.engine.targets import find_targets, symbol_target
+from gradlint.runner.plans import plan, runnable
+from gradlint.runner.targets import find_targets, symbol_target
 
 OPS = textwrap.dedent('''\
     import torch

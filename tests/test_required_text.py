@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from gradlint.rules.required_text import (_after_line_start, _plain_text, _starts, may_match,
+from gradlint.engine.required_text import (_after_line_start, _plain_text, _starts, may_match,
                                           required_literals)
 
 PATTERNS = [

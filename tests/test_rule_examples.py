@@ -1,4 +1,5 @@
-"""One generic test runs every rule's own VALID and INVALID examples (the rule is its spec)."""
+"""One generic test runs every rule's VALID and INVALID examples: the teaching ones in its class
+and the long tail in tests/fixtures/rules/<CODE>/ (see gradlint.rules.examples)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from gradlint.engine.fixes import apply_fixes
 from gradlint.engine.linter import LintOptions, lint_source
 from gradlint.rules import ALL_RULES
+from gradlint.rules.examples import all_examples
 
 
 def _code(example: str) -> str:
@@ -17,8 +19,8 @@ def _code(example: str) -> str:
 
 def _cases(kind: str):
     for rule in ALL_RULES:
-        for index, example in enumerate(getattr(rule, kind)):
-            yield pytest.param(rule, example, id=f"{rule.code}-{kind}-{index}")
+        for example in all_examples(rule, kind):
+            yield pytest.param(rule, example.case, id=example.id)
 
 
 def _lint(rule, code: str):
@@ -94,3 +96,44 @@ def test_rules_reference_page_is_up_to_date(update_snapshots):
     if update_snapshots:
         page.write_text(rules_markdown())
     assert page.read_text() == rules_markdown(), "regenerate: python -m gradlint.rules.docs > docs/rules.md"
+
+
+def test_fixture_folders_are_rule_codes():
+    from gradlint.rules import RULES_BY_CODE
+    from gradlint.rules.examples import FIXTURES
+
+    folders = {p.name for p in FIXTURES.iterdir() if p.is_dir()}
+    assert folders <= set(RULES_BY_CODE), folders - set(RULES_BY_CODE)
+
+
+def test_fixture_examples_are_numbered_listed_and_exact(tmp_path):
+    """A fixture's number is its index, every file is listed, and its code is read exactly."""
+    import json
+
+    from gradlint.rules import RULES_BY_CODE
+    from gradlint.rules.examples import all_examples
+
+    rule = RULES_BY_CODE["GL004"]
+    folder = tmp_path / "GL004"
+    folder.mkdir()
+    first = len(rule.INVALID)
+    (folder / f"invalid_{first:02d}.py").write_bytes(b"x = 1\r\n")
+    (folder / f"invalid_{first:02d}.fixed.py").write_text("x = 2\n")
+    (folder / "examples.json").write_text(json.dumps({f"invalid_{first:02d}.py": {
+        "message": "m", "range": [1, 1, 1, 2], "fixed": f"invalid_{first:02d}.fixed.py",
+        "applicability": "safe"}}))
+    last = list(all_examples(rule, "INVALID", fixtures=tmp_path))[-1]
+    assert (last.index, last.id, last.path) == (first, f"GL004-INVALID-{first}",
+                                                 folder / f"invalid_{first:02d}.py")
+    assert (last.case.code, last.case.fixed, last.case.range) == ("x = 1\r\n", "x = 2\n", (1, 1, 1, 2))
+
+    (folder / f"invalid_{first:02d}.fixed.py").unlink()
+    (folder / f"invalid_{first:02d}.py").rename(folder / f"invalid_{first + 1:02d}.py")
+    (folder / "examples.json").write_text(json.dumps({f"invalid_{first + 1:02d}.py": {}}))
+    with pytest.raises(ValueError, match="without gaps"):
+        list(all_examples(rule, "INVALID", fixtures=tmp_path))
+    (folder / "stray.py").write_text("")
+    with pytest.raises(ValueError, match="not an example"):
+        list(all_examples(rule, fixtures=tmp_path))
+    with pytest.raises(FileNotFoundError):
+        list(all_examples(rule, fixtures=tmp_path / "absent"))

@@ -22,7 +22,8 @@ from gradlint.engine.files import UsageError
 from gradlint.engine.linter import LintCache, LintCancelled, lint_source
 from gradlint.engine.options import ALL_CODES, LintOptions
 from gradlint.rules import ALL_RULES, RULES_BY_CODE
-from gradlint.rules.required_text import may_match, required_literals
+from gradlint.rules.examples import all_examples
+from gradlint.engine.required_text import may_match, required_literals
 from gradlint.server.documents import Document
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +41,9 @@ TORCH = Path(__import__("importlib.util").util.find_spec("torch").origin).parent
 def _corpus() -> list[tuple[str, str]]:
     """Real and generated code with Functions, gradcheck calls and findings."""
     texts = [(str(p), p.read_text()) for p in sorted((ROOT / "examples").rglob("*.py"))]
-    texts += [(str(p), p.read_text()) for p in sorted((ROOT / "tests" / "fixtures").rglob("*.py"))]
+    fixtures = ROOT / "tests" / "fixtures"
+    texts += [(str(p), p.read_text()) for p in sorted(fixtures.rglob("*.py"))
+              if not p.is_relative_to(fixtures / "rules")]  # the rules' examples come below
     for directory in ("nn/parallel", "nn/utils/_expanded_weights"):
         texts += [(str(p), p.read_text()) for p in sorted((TORCH / directory).rglob("*.py"))]
     for name in ("nn/modules/_functions.py", "autograd/function.py", "autograd/__init__.py",
@@ -54,8 +57,8 @@ def _corpus() -> list[tuple[str, str]]:
     texts.append(("generated.py", module(600)))
     # a transform bound under another name in another block (found through the binding)
     texts.append(("alias.py", TRANSFORM_ALIAS))
-    for rule in ALL_RULES:
-        for index, example in enumerate([*rule.VALID, *rule.INVALID]):
+    for rule in ALL_RULES:  # every example: the class's and the fixtures' (tests/fixtures/rules)
+        for index, example in enumerate(all_examples(rule)):
             code = textwrap.dedent(example.code).lstrip("\n")
             texts.append((f"{rule.code}-{index}.py", code))
             # with unrelated code around it, only part of the file is parsed (needed_blocks)
@@ -175,7 +178,7 @@ def test_rule_codes_are_known_without_importing_the_rules():
 def test_literal_pre_checks_never_reject_a_match(rule):
     needles, folded = required_literals(rule.requires)
     assert needles, f"{rule.code}: its pre-check requires no literal text, so every file runs its regex"
-    texts = [e.code for e in [*rule.VALID, *rule.INVALID]] + [text for _, text in _corpus()[:60]]
+    texts = [e.code for e in all_examples(rule)] + [text for _, text in _corpus()[:60]]
     for text in texts:
         assert may_match(rule.requires, text) == (rule.requires.search(text) is not None)
         if rule.requires.search(text):
@@ -434,7 +437,7 @@ def test_analysis_walks_trees_with_the_fast_visit():
 
     offenders = []
     for directory in ("analysis", "rules", "engine"):
-        for path in sorted((ROOT / "gradlint" / directory).glob("*.py")):
+        for path in sorted((ROOT / "gradlint" / directory).rglob("*.py")):
             if path.name == "traverse.py":
                 continue
             for number, line in enumerate(path.read_text().splitlines(), 1):

@@ -15,7 +15,7 @@ from gradlint.engine.batch import BYTES_IN_FLIGHT, next_task, release_memory, sc
 from gradlint.engine.linter import lint_source
 from gradlint.engine.options import LintOptions
 from gradlint.rules import ALL_RULES
-from gradlint.rules.required_text import may_match, required_literals
+from gradlint.engine.required_text import may_match, required_literals
 
 PATTERNS = [
     # a back-reference in a later alternative: masking earlier ones keeps its group number
@@ -95,7 +95,7 @@ def test_release_memory_runs_anywhere():
 
 
 def test_every_comparison_gl026_knows_is_named_by_its_file_level_pre_check():
-    from gradlint.rules.gl026_self_comparison_in_reference_test import (
+    from gradlint.rules.gradcheck_calls.gl026_self_comparison_in_reference_test import (
         _FUNCTIONS, _METHODS_OF_TWO, _TENSOR_METHODS, COMPARISON_NAMES)
 
     for name in [*_FUNCTIONS, *_METHODS_OF_TWO, *_TENSOR_METHODS]:

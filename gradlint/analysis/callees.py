@@ -10,16 +10,17 @@ carry no origin: a fix there would change every caller.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
+from .fact_types import UNKNOWN, Fact, merge_facts, without_origins
 from .names import BindingKind, dotted_name, parameter_names
 from .scopes import Frame, ModuleContext, Scope, Site, find_site, function_scope, walk_statements
 from .traverse import visit
 
 if TYPE_CHECKING:
-    from .facts import Evaluator, Fact
+    from .facts import Evaluator
 
 _PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
 _MAX_RETURNS = 8
@@ -66,8 +67,6 @@ class Callees:
 
     # helpers ---------------------------------------------------------------------------
     def result(self, call: cst.Call, site: Site, depth: int) -> "Fact":
-        from .facts import UNKNOWN
-
         target = self._callee(call.func, site)
         if target is None:
             return UNKNOWN
@@ -84,8 +83,6 @@ class Callees:
                  depth: int, yields: bool = False) -> "Fact":
         """What ``node`` returns (or yields, for a fixture) with its parameters bound to
         ``arguments`` (parameters left out are unknown)."""
-        from .facts import UNKNOWN, merge_facts, without_origins
-
         evaluator = self.evaluator
         if id(node) in evaluator._active:
             return UNKNOWN
@@ -144,8 +141,6 @@ class Callees:
 
     def _bind(self, node: cst.FunctionDef, call: cst.Call, site: Site, depth: int,
               skip_first: bool) -> dict[str, "Fact"] | None:
-        from .facts import UNKNOWN, without_origins
-
         params = [*node.params.posonly_params, *node.params.params]
         if skip_first:
             params = params[1:]
@@ -171,8 +166,6 @@ class Callees:
 
     # pytest fixtures -------------------------------------------------------------------
     def fixture(self, name: str, scope: Scope, depth: int) -> "Fact":
-        from .facts import UNKNOWN
-
         node = scope.node
         if not is_pytest_function(node) or name in ("request", "self", "cls"):
             return UNKNOWN
@@ -212,29 +205,6 @@ class Callees:
                         found[name] = (stmt, Site(context.scope, (Frame(context.statements, index),)))
             self._module_fixtures = found
         return self._module_fixtures
-
-
-class FixtureSource:
-    """The fixtures of the ``conftest.py`` files above a module, nearest first."""
-
-    def __init__(self, modules: Sequence[cst.Module], default_dtype: str | None):
-        from .facts import Evaluator
-
-        self.evaluators: list[Evaluator] = []
-        for module in modules:
-            context = ModuleContext(module.body)
-            context.default_dtype = default_dtype
-            self.evaluators.append(Evaluator(context))
-
-    def value(self, name: str, depth: int) -> "Fact":
-        from .facts import UNKNOWN
-
-        for evaluator in self.evaluators:
-            found = evaluator.callees.module_fixtures().get(name)
-            if found is not None:
-                node, site = found
-                return evaluator.callees.value_of(node, site, {}, depth, yields=True)
-        return UNKNOWN
 
 
 def _single_def(scope: Scope, name: str) -> cst.FunctionDef | None:

@@ -100,7 +100,7 @@ class Expressions:
             data = _argument(call, 0, "data")
             inner = self.fact(data, site, depth + 1) if data is not None else UNKNOWN
             default = qualified in torch_api.PARAMETER
-            grad = _bool_argument(call, "requires_grad", default, position=1)
+            grad = bool_argument(call, "requires_grad", default, position=1)
             if isinstance(inner, TensorFact):
                 return TensorFact(inner.dtype, grad, inner.dtype_origin, None, inner.default_dtype)
             return UNKNOWN
@@ -120,7 +120,7 @@ class Expressions:
                 return TensorFact(dtype, False, None, Origin("expression", call, site),
                                   default_dtype=fixed is None)
             return UNKNOWN
-        grad = _bool_argument(call, "requires_grad", False)
+        grad = bool_argument(call, "requires_grad", False)
         if qualified == "torch.as_tensor" and _literal_kind(_argument(call, 0, "data")) is None:
             return UNKNOWN  # `as_tensor(t)` of a tensor is that tensor, requires_grad and all
         dtype_arg = _keyword(call, "dtype")
@@ -193,7 +193,7 @@ class Expressions:
                 dtype = dtype_fact.dtype if isinstance(dtype_fact, DtypeFact) else None
                 default = False
             origin = Origin("factory", call, site)
-            return TensorFact(dtype, _bool_argument(call, "requires_grad", False), origin, origin,
+            return TensorFact(dtype, bool_argument(call, "requires_grad", False), origin, origin,
                               default)
         if method == "type":
             if not call.args:
@@ -205,7 +205,7 @@ class Expressions:
                 dtype = torch_api.TENSOR_TYPE_STRINGS.get(str(target.evaluated_value))
             return TensorFact(dtype, grad, None, expression)
         if method == "requires_grad_":
-            value = _bool_argument(call, "requires_grad", True)
+            value = bool_argument(call, "requires_grad", True)
             return TensorFact(receiver.dtype, value, receiver.dtype_origin, expression,
                               receiver.default_dtype)
         if method == "detach":
@@ -321,10 +321,10 @@ _FACTORY_KINDS: dict[str, str] = {
 _KIND_ORDER = ["bool", "int", "float", "complex"]
 
 
-_TENSOR_ONLY_CASTS = frozenset({"double", "float", "half", "bfloat16", "cdouble", "cfloat"})
+TENSOR_ONLY_CASTS = frozenset({"double", "float", "half", "bfloat16", "cdouble", "cfloat"})
 
 
-def _number(node: cst.BaseExpression) -> object:
+def literal_number(node: cst.BaseExpression) -> object:
     try:
         if isinstance(node, cst.Integer):
             return int(node.value.replace("_", ""), 0)
@@ -365,13 +365,13 @@ def grad_mode_disabled(site: Site, evaluator: "Evaluator | None" = None) -> bool
                     "set_grad_enabled": "torch.set_grad_enabled"}.get(last)
         if name in _GRAD_OFF:
             if call is not None and call.args:
-                flag = _literal_bool(call.args[0].value)
+                flag = literal_bool(call.args[0].value)
                 return None if flag is None else flag
             return True
         if name in _GRAD_ON:
             return False
         if name in _GRAD_SET:
-            flag = _literal_bool(call.args[0].value) if call is not None and call.args else None
+            flag = literal_bool(call.args[0].value) if call is not None and call.args else None
             return None if flag is None else not flag
         return "unrelated"
 
@@ -421,13 +421,13 @@ def _argument(call: cst.Call, position: int, name: str) -> cst.BaseExpression | 
     return None
 
 
-def _literal_bool(node: cst.BaseExpression) -> bool | None:
+def literal_bool(node: cst.BaseExpression) -> bool | None:
     if isinstance(node, cst.Name) and node.value in ("True", "False"):
         return node.value == "True"
     return None
 
 
-def _bool_argument(call: cst.Call, name: str, default: bool, position: int | None = None
+def bool_argument(call: cst.Call, name: str, default: bool, position: int | None = None
                    ) -> bool | None:
     node = _keyword(call, name)
     if node is None and position is None and name == "requires_grad" and call.args:
@@ -440,7 +440,7 @@ def _bool_argument(call: cst.Call, name: str, default: bool, position: int | Non
         node = _argument(call, position, name)
     if node is None:
         return default
-    return _literal_bool(node)
+    return literal_bool(node)
 
 
 def _literal_kind(node: cst.BaseExpression | None) -> str | None:

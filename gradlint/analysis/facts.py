@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 import libcst as cst
 
 from . import memos, torch_api, transfer
-from .expressions import _TENSOR_ONLY_CASTS, Expressions, _bool_argument, _literal_bool, _number
+from .callees import Callees
+from .expressions import TENSOR_ONLY_CASTS, Expressions, bool_argument, literal_bool, literal_number
 from .fact_types import (UNKNOWN, DtypeFact, Fact, OpaqueFact, Origin, SequenceFact,  # noqa: F401
                          TensorFact, UnknownFact, merge_facts, without_origins)
 from .names import BindingKind, compound_bodies, statement_bindings, target_names
@@ -24,7 +25,7 @@ from .scopes import Frame, ModuleContext, Scope, Site, find_site
 from .traverse import visit
 
 if TYPE_CHECKING:
-    from .callees import FixtureSource
+    from .conftest_fixtures import FixtureSource
 
 
 _MAX_DEPTH = 24
@@ -85,8 +86,6 @@ class Evaluator(Expressions):
         # comprehension variables being evaluated, by (scope node id, name)
         self._comprehension: dict[tuple[int, str], Fact] = {}
         self._active: set[int] = set()  # helpers being evaluated (recursion guard)
-        from .callees import Callees
-
         self.callees = Callees(self)
 
     # public ------------------------------------------------------------------------
@@ -121,10 +120,10 @@ class Evaluator(Expressions):
                 return bound
             return self.name_fact(expr.value, site, depth + 1)
         if node_type in (cst.Integer, cst.Float, cst.Imaginary):
-            return OpaqueFact("number", _number(expr))
+            return OpaqueFact("number", literal_number(expr))
         if node_type is cst.UnaryOperation and isinstance(
                 expr.expression, (cst.Integer, cst.Float, cst.Imaginary)):
-            value = _number(expr.expression)
+            value = literal_number(expr.expression)
             if isinstance(expr.operator, cst.Minus) and value is not None:
                 value = -value  # type: ignore[operator]
             return OpaqueFact("number", value)
@@ -399,7 +398,7 @@ class Evaluator(Expressions):
         for call in _method_calls_on(small, name):  # `x.requires_grad_()`, anywhere
             method = call.func.attr.value  # type: ignore[attr-defined]
             if method == "requires_grad_":
-                found.append(_Mutation(_bool_argument(call, "requires_grad", True)))
+                found.append(_Mutation(bool_argument(call, "requires_grad", True)))
             elif method == "detach_":
                 found.append(_Mutation(False))
             elif method in ("set_", "type_"):
@@ -409,7 +408,7 @@ class Evaluator(Expressions):
                 tgt = target.target
                 if isinstance(tgt, cst.Attribute) and _is_name(tgt.value, name):
                     if tgt.attr.value == "requires_grad":
-                        found.append(_Mutation(_literal_bool(small.value)))
+                        found.append(_Mutation(literal_bool(small.value)))
                     elif tgt.attr.value == "data":
                         found.append(_Mutation(None, dtype_unknown=True))
         # handing the tensor to unknown code as a statement of its own (`prepare(x)`): it
@@ -493,7 +492,7 @@ class Evaluator(Expressions):
             receiver = self.fact(call.func.value, site, depth + 1)
             if isinstance(receiver, TensorFact):
                 return self._method_fact(receiver, call, site, depth)
-            if isinstance(receiver, UnknownFact) and call.func.attr.value in _TENSOR_ONLY_CASTS:
+            if isinstance(receiver, UnknownFact) and call.func.attr.value in TENSOR_ONLY_CASTS:
                 # `load(a).double()`: whatever `load` returns, a cast decides the dtype
                 return self._method_fact(TensorFact(None, None), call, site, depth)
         return self.callees.result(call, site, depth)

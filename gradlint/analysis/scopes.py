@@ -175,6 +175,21 @@ def find_site(statements: Sequence[cst.BaseStatement], scope: Scope, target: cst
     return None
 
 
+def real_site(site: Site) -> Site | None:
+    """``site``, or the compound statement around it when ``site`` is the statement list
+    gradlint builds for a one-line suite (``if x: f()``), which has no position."""
+    frame = site.frames[-1]
+    stmt = frame.statements[frame.index]
+    if frame.owner is None or not isinstance(stmt, cst.SimpleStatementLine):
+        return site
+    for body, _ in compound_bodies(frame.owner):  # type: ignore[arg-type]
+        if body is frame.statements:
+            return site
+    if len(site.frames) > 1:
+        return Site(site.scope, site.frames[:-1])
+    return None
+
+
 @dataclass
 class ModuleContext:
     """Facts about the whole module that every block's analysis may consult."""

@@ -7,9 +7,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..analysis.source import SourceDecodeError
 from ..engine.batch import default_workers, in_shard, parse_shard
@@ -18,11 +16,13 @@ from ..engine.files import UsageError, discover, read_text, resolves_inside
 from ..engine.reading import is_notebook
 from ..runner import DEFAULT_LIMITS, WorkerClient, WorkerStartError, adopt_orphans, kill_orphans
 
+from ..runner.report import headline, mark, render_text, worker_advice
+
 if TYPE_CHECKING:  # imported where used: libcst's import would delay the worker's start
     from ..engine.linter import LintCache
-    from ..engine.runs import RunPlan
-    from ..engine.targets import Target
-from ..runner.report import headline, mark, render_text, worker_advice
+    from ..runner.plans import RunPlan
+    from ..runner.prove import Proof
+    from ..runner.targets import Target
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -70,14 +70,14 @@ def run_command(args: argparse.Namespace) -> int:
         kill_orphans()  # nothing a run started outlives `gradlint run`
     if outcome is None:
         return EXIT_ERROR
-    plans, results, named, skipped = outcome
-    if not plans and not skipped:
+    proofs, named, skipped = outcome
+    if not proofs and not skipped:
         if args.format == "json":
             print("[]")
         else:
             print("No gradcheck targets found (autograd Functions, custom ops or gradcheck calls).")
         return EXIT_CLEAN
-    return _report(plans, results, named, skipped, args, cwd)
+    return _report(proofs, named, skipped, args, cwd)
 
 
 async def _plan_and_run(args, python: str, cwd: Path):
@@ -87,9 +87,9 @@ async def _plan_and_run(args, python: str, cwd: Path):
     try:
         plans, named, skipped = await asyncio.to_thread(_plan_all, args, cwd)
         if not plans:
-            return [], [], named, skipped
-        results = await _run_all(plans, client, starting, args, cwd)
-        return None if results is None else (plans, results, named, skipped)
+            return [], named, skipped
+        proofs = await _run_all(plans, client, starting, args, cwd)
+        return None if proofs is None else (proofs, named, skipped)
     finally:
         if not starting.done():
             starting.cancel()
@@ -100,8 +100,9 @@ async def _plan_and_run(args, python: str, cwd: Path):
 def _plan_all(args, cwd: Path) -> tuple[list[RunPlan], set[str], list[tuple[str, str, str]]]:
     """(plans, targets named on the command line, (display, reason, kind) of those left out)."""
     from ..engine.linter import LintCache
-    from ..engine.runs import not_runnable, plan, runnable
-    from ..engine.targets import find_targets
+    from ..runner.plans import not_runnable, plan, runnable
+    from ..runner.prove import dedupe
+    from ..runner.targets import find_targets
 
     resolver = ConfigResolver(cwd)
     cache = LintCache()
@@ -148,7 +149,7 @@ def _plan_all(args, cwd: Path) -> tuple[list[RunPlan], set[str], list[tuple[str,
                 plans.append(plan(target, file, text, root, display=f"{_relative(file, cwd)}::{name}", **common))
             for target in not_runnable(targets):
                 skipped.append((f"{_relative(file, cwd)}::{_shown(target)}", target.skip or "", target.kind))
-    plans = _dedupe(plans)
+    plans = dedupe(plans)
     if args.shard:
         shard = parse_shard(args.shard)
         plans = [item for item in plans if in_shard(item.display, shard)]
@@ -186,7 +187,7 @@ def _read(path: Path) -> str:
 
 
 def _named_target(path: Path, symbol: str, cache: LintCache) -> Target:
-    from ..engine.targets import find_targets, symbol_target
+    from ..runner.targets import find_targets, symbol_target
 
     if not path.is_file():
         raise UsageError(f"`{path}::{symbol}` needs a file, not a directory")
@@ -219,19 +220,6 @@ def _relative(path: Path, base: Path) -> str:
         return path.as_posix()
 
 
-def _dedupe(plans: list[RunPlan]) -> list[RunPlan]:
-    """A Function checked through a call site and that call site itself are one run."""
-    seen: dict[str, RunPlan] = {}
-    for item in plans:
-        identity = json.dumps([item.request["module"]["path"], item.request["target"],
-                               item.request.get("inputs")], sort_keys=True)
-        if identity not in seen:
-            seen[identity] = item
-        elif item.target.kind != "call_site" and seen[identity].target.kind == "call_site":
-            seen[identity] = item  # prefer naming the Function
-    return list(seen.values())
-
-
 class _Progress:
     def __init__(self, total: int, enabled: bool):
         self.total = total
@@ -262,9 +250,9 @@ class _Progress:
             sys.stderr.flush()
 
 
-async def _run_all(plans: list[RunPlan], client: WorkerClient, starting, args,
-                   cwd: Path) -> list[tuple[dict, str]] | None:
-    from ..engine.runs import ResultCache, execute
+async def _run_all(plans: list[RunPlan], client: WorkerClient, starting, args, cwd: Path) -> list[Proof] | None:
+    from ..runner.cache import ResultCache
+    from ..runner.prove import Prover
 
     progress = _Progress(len(plans), sys.stderr.isatty() and args.format == "text")
     try:
@@ -276,94 +264,43 @@ async def _run_all(plans: list[RunPlan], client: WorkerClient, starting, args,
             advice = worker_advice(error.reason, client.python, "`gradlint run --python PATH ...`")
             print(f"gradlint: error: {error.reason}. {' '.join(advice)}", file=sys.stderr)
             return None
-        environment = f"{info.executable}:{info.torch}"
-        results_cache = ResultCache(None if args.no_cache else cwd / ".gradlint_cache" / "runs")
+        cache = ResultCache(None if args.no_cache else cwd / ".gradlint_cache" / "runs")
+        prover = Prover(cache, f"{info.executable}:{info.torch}")
 
-        answered: dict[str, tuple[dict, str]] = {}  # call site -> the Function run that ran it
-
-        async def one(item: RunPlan) -> tuple[dict, str]:
-            cached = results_cache.get(item.key, environment)
-            if cached is not None:
-                progress.finish_one()
-                return {**cached, "cached": True}, cached.get("inputs_source", item.inputs_source)
-            if item.target.kind == "call_site" and _call_site_key(item.request) in answered:
-                progress.finish_one()  # the Function's run already ran this very call
-                return answered[_call_site_key(item.request)]
-
+        def run(item: RunPlan, request: dict):
             def on_progress(message: str, percentage: int | None) -> None:
                 progress.update(f"{item.display}: {message}")
 
-            used: list[dict] = []
+            return client.run(request, timeout=args.timeout, on_progress=on_progress)
 
-            def run(request: dict):
-                used.append(request)
-                return client.run(request, timeout=args.timeout, on_progress=on_progress)
-
-            result, source = await execute(item, run)
-            results_cache.put(item.key, environment, {**result, "inputs_source": source})
-            if used and used[-1]["target"].get("kind") == "call_site" and item.target.kind != "call_site" \
-                    and result.get("status") not in ("cancelled", "timeout", "crash"):
-                answered[_call_site_key(used[-1])] = (result, source)
-            progress.finish_one()
-            return result, source
-
-        # Functions first: a test's gradcheck call that a Function's run used is not run twice
-        first = [i for i, item in enumerate(plans) if item.target.kind != "call_site"]
-        then = [i for i, item in enumerate(plans) if item.target.kind == "call_site"]
-        results: list = [None] * len(plans)
-        for group in (first, then):
-            for i, outcome in zip(group, await asyncio.gather(*(one(plans[i]) for i in group))):
-                results[i] = outcome
-        return results
+        return await prover.prove_all(plans, run, on_proved=lambda _proof: progress.finish_one())
     finally:
         progress.close()
 
 
-def _call_site_key(request: dict) -> str:
-    target = request.get("target") or {}
-    return json.dumps([request["module"]["path"], target.get("line"), target.get("end_line"), target.get("enclosing")])
-
-
-_SETTLED = ("pass", "warning")  # a verdict on the gradients (possibly with a warning)
-_UNDECIDED = ("no_inputs", "inconclusive")  # no verdict: said in one line, at the end
-
-
-def _report(plans: list[RunPlan], results: list[tuple[dict, str]], named: set[str],
-            skipped: list[tuple[str, str, str]], args, cwd: Path) -> int:
+def _report(proofs: list[Proof], named: set[str], skipped: list[tuple[str, str, str]], args, cwd: Path) -> int:
     counts = {"passed": 0, "failed": 0, "warnings": 0, "inconclusive": 0, "skipped": len(skipped)}
-    for item, (result, _source) in zip(plans, results):
-        status = result.get("status")
-        if status == "pass":
-            counts["passed"] += 1
-        elif status == "warning":
-            counts["warnings"] += 1
-        elif status == "inconclusive":
-            counts["inconclusive"] += 1
-        elif status == "no_inputs" and item.display not in named:
-            counts["skipped"] += 1
-        else:
-            counts["failed"] += 1
+    for proof in proofs:
+        counts[_counted_as(proof, named)] += 1
     if args.format == "json":
-        rows = [{"target": item.display, "kind": item.target.kind, "inputs_source": source,
-                 "cached": bool(result.get("cached")), "result": result}
-                for item, (result, source) in zip(plans, results)]
+        rows = [proof.to_json() for proof in proofs]
         rows += [{"target": display, "kind": kind, "skipped": reason, "result": None}
                  for display, reason, kind in skipped]
         print(json.dumps(rows, indent=2))
     else:
         relative = lambda p: _relative(Path(p), cwd) if p else p  # noqa: E731
         later = []
-        for item, (result, source) in zip(plans, results):
-            status = result.get("status")
-            if status == "pass":
-                took = result.get("timings", {}).get("total_s")
-                cached = " (cached)" if result.get("cached") else ""
-                print(f"{mark(result)} {item.display}{cached}"
+        for proof in proofs:
+            result, display = proof.result, proof.plan.display
+            if result.passed:
+                took = result.timings.get("total_s")
+                cached = " (cached)" if proof.cached else ""
+                print(f"{mark(result)} {display}{cached}"
                       f"{f'  {took:.2f} s' if isinstance(took, (int, float)) else ''}")
-            elif status in _UNDECIDED and item.display not in named:
-                later.append(f"{mark(result)} {item.display}: {headline(result)}")
+            elif result.undecided and display not in named:
+                later.append(f"{mark(result)} {display}: {headline(result)}")
             else:
-                print(render_text(result, item.display, relative, source))
+                print(render_text(result, display, relative, proof.inputs_source))
         later += [f"- {display}: skipped: {reason}" for display, reason, _kind in skipped]
         if later:
             print("\nNot proved (no verdict):")
@@ -375,3 +312,16 @@ def _report(plans: list[RunPlan], results: list[tuple[dict, str]], named: set[st
         print(f"\n{', '.join(parts)}.")
     failed = counts["failed"] + (counts["warnings"] + counts["inconclusive"] if args.strict else 0)
     return EXIT_CLEAN if args.exit_zero or failed == 0 else EXIT_FINDINGS
+
+
+def _counted_as(proof: Proof, named: set[str]) -> str:
+    """The summary line's count a result goes to. Without inputs, a target counts as
+    skipped unless it was named; a cancelled run counts as failed."""
+    result = proof.result
+    if result.passed or result.warned:
+        return "passed" if result.passed else "warnings"
+    if result.undecided:
+        if result.status == "inconclusive":
+            return "inconclusive"
+        return "failed" if proof.plan.display in named else "skipped"
+    return "failed"

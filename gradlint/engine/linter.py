@@ -18,7 +18,7 @@ import libcst as cst
 
 from ..analysis import memos, traverse
 from ..analysis.block import BlockAnalysis
-from ..analysis.callees import FixtureSource
+from ..analysis.conftest_fixtures import FixtureSource
 from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, library_aliases, limit_search
 from ..analysis.facts import Evaluator
 from ..analysis.gradcheck_calls import gradcheck_names
@@ -27,7 +27,7 @@ from ..analysis.source import NEWLINE, Block, ScannedSource, code_only, rescan, 
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
 from ..rules import RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from ..rules.base import Report, Rule
-from ..rules.required_text import may_match
+from .required_text import may_match
 from .blocks import BlockCache, ParsedBlock
 from .options import AUTO, LintOptions, fingerprint
 from .needed_blocks import BlockNames, block_names, needed_blocks
@@ -258,42 +258,88 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
           progress: Callable[[list[Finding]], None] | None = None,
           progress_interval: float = 1.0) -> LintResult:
     started = time.monotonic()
-    if cache is None:
-        cache = LintCache()
+    cache = LintCache() if cache is None else cache
     if len(text) > MAX_SOURCE_CHARS:
-        if SYNTAX_ERROR.code not in options.select:
-            return LintResult([])
-        rng = Range.of(1, 0, 1, 0)
-        message = (f"file is too large to analyse ({len(text) // 2 ** 20} MiB; the limit is "
-                   f"{MAX_SOURCE_CHARS // 2 ** 20} MiB)")
-        return LintResult([Finding(SYNTAX_ERROR.code, SYNTAX_ERROR.name,
-                                   _severity(SYNTAX_ERROR, None, options), message, rng, None, 1, path)])
+        return _too_large(text, path, options)
     if "torch" not in text:
         return LintResult([])  # gradlint's scope: code that uses torch
     file_code = Code(text)  # (its text without comments and strings is made once)
     if not exhaustive and nothing_to_find(text, options.select, compiles, file_code):
         return LintResult([])
-    rules = [RULES_BY_CODE[code]() for code in sorted(options.select)
-             if code in RULES_BY_CODE and not RULES_BY_CODE[code].engine_level]
+    code_of = _CodeOf()
+    rules = _enabled_rules(options)
     only = None
-    codes: dict[str, Code] = {}
+    if not exhaustive:
+        rules = _possible_in_file(rules, file_code)
+        only = _needed_blocks(text, rules, file_code, code_of, cache)
+    view = _view_needed_blocks(text, cache, options, path, cancelled, only)
+    findings, syntax_errors = _syntax_findings(view, options)
+    suppressions = parse_suppressions(view.scanned.comments)
+    report_progress = _ProgressReporter(progress, progress_interval, started, suppressions, path)
+    blocks = _BlockLinter(text, options, cache, view, rules, code_of, exhaustive)
+    for position, (block, entry) in enumerate(view.good):
+        if cancelled is not None and cancelled():
+            raise LintCancelled()
+        report_progress(findings)
+        findings.extend(blocks.findings(position, block, entry))
+    for _, entry in view.good:
+        entry.forget_positions()  # (those of blocks that fixes reached into)
+    return _suppressed(findings, suppressions, syntax_errors, text, view, options, path)
 
-    def block_code(block_text: str) -> Code:
-        found = codes.get(block_text)
+
+def _too_large(text: str, path: str, options: LintOptions) -> LintResult:
+    """One syntax-error finding says the file is too large to analyse (if GL000 is on)."""
+    if SYNTAX_ERROR.code not in options.select:
+        return LintResult([])
+    rng = Range.of(1, 0, 1, 0)
+    message = (f"file is too large to analyse ({len(text) // 2 ** 20} MiB; the limit is "
+               f"{MAX_SOURCE_CHARS // 2 ** 20} MiB)")
+    return LintResult([Finding(SYNTAX_ERROR.code, SYNTAX_ERROR.name,
+                               _severity(SYNTAX_ERROR, None, options), message, rng, None, 1, path)])
+
+
+class _CodeOf(dict):
+    """A block text's ``Code`` (its text without comments and strings), made once per lint."""
+
+    def __call__(self, block_text: str) -> Code:
+        found = self.get(block_text)
         if found is None:
-            found = codes[block_text] = Code(block_text)
+            found = self[block_text] = Code(block_text)
         return found
 
-    if not exhaustive:  # rules whose file-level precondition fails cannot fire in any block
-        rules = [rule for rule in rules if rule.requires_in_file is None
-                 or file_code.matches(rule.requires_in_file, True)]
-        possible = [rule for rule in rules if may_fire(type(rule), text, file_code)]
-        only = partial(needed_blocks, text, rules=possible, code_of=block_code,
-                       names_of=cache.block_names, seeds_memo=cache.seeds,
-                       parsed=cache.blocks.holds)
+
+def _enabled_rules(options: LintOptions) -> list[Rule]:
+    """The selected rules that check blocks (the engine reports the others itself)."""
+    return [RULES_BY_CODE[code]() for code in sorted(options.select)
+            if code in RULES_BY_CODE and not RULES_BY_CODE[code].engine_level]
+
+
+def _possible_in_file(rules: list[Rule], file_code: Code) -> list[Rule]:
+    """Rules whose file-level precondition fails cannot fire in any block."""
+    return [rule for rule in rules if rule.requires_in_file is None
+            or file_code.matches(rule.requires_in_file, True)]
+
+
+def _needed_blocks(text: str, rules: list[Rule], file_code: Code, code_of: _CodeOf,
+                   cache: LintCache) -> Callable:
+    """Which blocks to parse: those some rule may fire in, and those they need."""
+    possible = [rule for rule in rules if may_fire(type(rule), text, file_code)]
+    return partial(needed_blocks, text, rules=possible, code_of=code_of,
+                   names_of=cache.block_names, seeds_memo=cache.seeds, parsed=cache.blocks.holds)
+
+
+def _view_needed_blocks(text: str, cache: LintCache, options: LintOptions, path: str,
+                        cancelled: Callable[[], bool] | None, only: Callable | None) -> ModuleView:
+    """The module's view, parsing only what ``only`` says is needed (all blocks if None);
+    parsed blocks this lint did not use leave the cache."""
     cache.blocks.mark()
     view = view_module(text, cache, options.default_dtype, options.conftests, path, cancelled, only)
     cache.blocks.trim()
+    return view
+
+
+def _syntax_findings(view: ModuleView, options: LintOptions) -> tuple[list[Finding], int]:
+    """A finding per block that does not parse (if GL000 is on), and how many there are."""
     findings: list[Finding] = []
     syntax_errors = 0
     for block, entry in view.parsed:
@@ -301,49 +347,94 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
             syntax_errors += 1
             if SYNTAX_ERROR.code in options.select:
                 findings.append(_syntax_finding(block, entry, options))
+    return findings, syntax_errors
 
-    context_key = fingerprint((view.context_key, options.key()))
-    by_line, file_codes = parse_suppressions(view.scanned.comments)
-    reported = started
-    for position, (block, entry) in enumerate(view.good):
-        if cancelled is not None and cancelled():
-            raise LintCancelled()
-        if progress is not None and time.monotonic() - reported >= progress_interval:
-            progress(_finish([f for f in findings if not is_suppressed(f, by_line, file_codes, set())],
-                             path))
-            reported = time.monotonic()
-        key = (block.text, context_key)
-        cached = cache.findings.get(key)
+
+class _ProgressReporter:
+    """Calls ``progress`` with the findings so far (suppressions applied, sorted) once the
+    lint has run for ``interval`` seconds, and then as often."""
+
+    def __init__(self, progress: Callable[[list[Finding]], None] | None, interval: float,
+                 started: float, suppressions, path: str):
+        self.progress = progress
+        self.interval = interval
+        self.reported = started
+        self.by_line, self.file_codes = suppressions
+        self.path = path
+
+    def __call__(self, findings: list[Finding]) -> None:
+        if self.progress is None or time.monotonic() - self.reported < self.interval:
+            return
+        self.progress(_finish([f for f in findings
+                               if not is_suppressed(f, self.by_line, self.file_codes, set())], self.path))
+        self.reported = time.monotonic()
+
+
+@dataclass
+class _BlockLinter:
+    """The findings of one parsed block: from the cache when its text and module context
+    did not change, else from the rules that may fire in it."""
+
+    text: str
+    options: LintOptions
+    cache: LintCache
+    view: ModuleView
+    rules: list[Rule]
+    code_of: _CodeOf
+    exhaustive: bool
+
+    def __post_init__(self) -> None:
+        self.context_key = fingerprint((self.view.context_key, self.options.key()))
+
+    def findings(self, position: int, block: Block, entry: ParsedBlock) -> list[Finding]:
+        key = (block.text, self.context_key)
+        cached = self.cache.findings.get(key)
         if cached is not None:
-            cache.findings.move_to_end(key)
-            findings.extend(f.shifted(block.start_line - 1) for f in cached)
-            continue
-        code = block_code(block.text)
-        active = [rule for rule in rules
-                  if exhaustive or may_fire(rule, block.text, code, view.gradcheck_aliases)
-                  or _may_fire_across_blocks(rule, position, block.text, view, text)]
+            self.cache.findings.move_to_end(key)
+            return [f.shifted(block.start_line - 1) for f in cached]
+        active = self._active_rules(position, block)
         if not active:
-            cache.remember(key, [])
-            continue
-        cache.analysed_blocks += 1
-        analysis = view.analysis(position)
-        local: list[Finding] = []
-        cacheable = True
+            self.cache.remember(key, [])
+            return []
+        self.cache.analysed_blocks += 1
+        analysis = self.view.analysis(position)
+        local, cacheable = self._check(active, analysis, position, entry)
+        if cacheable and not analysis.reads_other_blocks:
+            self.cache.remember(key, local)
+        entry.forget_positions()  # ~200 bytes per character: never kept
+        return [f.shifted(block.start_line - 1) for f in local]
+
+    def _active_rules(self, position: int, block: Block) -> list[Rule]:
+        if self.exhaustive:
+            return list(self.rules)
+        code = self.code_of(block.text)
+        view = self.view
+        return [rule for rule in self.rules
+                if may_fire(rule, block.text, code, view.gradcheck_aliases)
+                or _may_fire_across_blocks(rule, position, block.text, view, self.text)]
+
+    def _check(self, active: list[Rule], analysis: BlockAnalysis, position: int,
+               entry: ParsedBlock) -> tuple[list[Finding], bool]:
+        """The rules' findings in the block (positions relative to it), and whether they may
+        be cached (none of them lies in another block)."""
+        view = self.view
         reports = [(rule, report) for rule in active for report in rule.check(analysis)]
         entry.resolve_positions_of(_placed_nodes((report for _, report in reports), position,
                                                  view.top_to_block))
+        local: list[Finding] = []
+        cacheable = True
         for rule, report in reports:
             finding, remote = _to_finding(rule, report, position, view.good, view.top_to_block,
-                                          options)
+                                          self.options)
             cacheable = cacheable and not remote
             local.append(finding)
-        if cacheable and not analysis.reads_other_blocks:
-            cache.remember(key, local)
-        findings.extend(f.shifted(block.start_line - 1) for f in local)
-        entry.forget_positions()  # ~200 bytes per character: never kept
+        return local, cacheable
 
-    for _, entry in view.good:
-        entry.forget_positions()  # (those of blocks that fixes reached into)
+
+def _suppressed(findings: list[Finding], suppressions, syntax_errors: int, text: str,
+                view: ModuleView, options: LintOptions, path: str) -> LintResult:
+    """The findings no `# noqa` suppresses, with GL009's unused suppressions, sorted."""
+    by_line, file_codes = suppressions
     used: set = set()
     kept = [f for f in findings if not is_suppressed(f, by_line, file_codes, used)]
     if UNUSED_SUPPRESSION.code in options.select and not file_codes:

@@ -1,31 +1,20 @@
 """What a lint is asked to do (rules, severities, default dtype): plain data, cheap to import.
 
-Nothing here imports libcst or the rules, so that work which never parses (a re-run
-answered from the cache, a file no rule can fire in) does not pay for them.
+Nothing here imports libcst or the rules (the codes come from the code table,
+``gradlint/codes.py``), so that work which never parses (a re-run answered from the cache,
+a file no rule can fire in) does not pay for them.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from ..codes import ALL_CODES
 from ..findings import Severity
 
 AUTO = "auto"
-
-
-def _rule_codes() -> tuple[str, ...]:
-    """Every rule code, from the rule modules' names (``gradlint/rules/glNNN_name.py``), so
-    that the codes are known without importing the rules (a test checks they match)."""
-    directory = os.path.join(os.path.dirname(os.path.dirname(__file__)), "rules")
-    codes = {f"GL{name[2:5]}" for name in os.listdir(directory)
-             if name.startswith("gl") and name[2:5].isdigit() and name.endswith(".py")}
-    return tuple(sorted(codes))
-
-
-ALL_CODES: tuple[str, ...] = _rule_codes()
 
 
 def fingerprint(value: object) -> str:

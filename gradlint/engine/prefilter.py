@@ -16,8 +16,8 @@ from typing import Callable, Iterable
 from ..rules import RULES_BY_CODE, SYNTAX_ERROR
 from ..analysis.source import without_comments_and_strings
 from ..rules.base import CODE_PATTERNS, MENTIONS_GRADCHECK, Rule
-from ..rules import required_text
-from ..rules.required_text import required_literals
+from . import required_text
+from .required_text import required_literals
 
 
 def compiles(text: str) -> bool:

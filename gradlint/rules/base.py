@@ -1,7 +1,9 @@
 """What a rule is: a class with a code, a name, docs, examples, and a ``check`` method.
 
 A rule is its own spec (the Fixit way): its docstring is the user documentation, in
-ruff's sections, and its ``VALID``/``INVALID`` examples are run by one generic test.
+ruff's sections, and its ``VALID``/``INVALID`` examples teach it (`gradlint rule` and the
+docs show them). The long tail of examples lives in tests/fixtures/rules/<CODE>/ (ruff's
+way); one generic test runs them all (``examples.all_examples``).
 """
 
 from __future__ import annotations
@@ -17,9 +19,8 @@ import libcst as cst
 from ..analysis.block import BlockAnalysis
 from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY  # noqa: F401  (for the rules)
 from ..analysis.scopes import Site
-from ..analysis.source import without_comments_and_strings
+from ..codes import BY_CODE
 from ..findings import Applicability, Severity
-from . import required_text
 
 
 # a name ending in gradcheck (gradgradcheck too), not gradcheck_wrapper= and the like
@@ -89,7 +90,7 @@ class Rule:
     # the rule can only fire in a block whose text matches this regular expression (a
     # cheap pre-check that spares parsing and analysing most code); None: always run.
     # The engine first looks for the literal text any match must contain (see
-    # required_text), so prefer patterns with a distinctive literal, and avoid a leading \b.
+    # engine/required_text.py), so prefer patterns with a distinctive literal, and avoid a leading \b.
     requires: ClassVar[re.Pattern | None] = None
     # the pre-check is about code: matches in comments and strings do not count (also true
     # of the shared patterns in CODE_PATTERNS), so docstrings that merely mention
@@ -107,6 +108,7 @@ class Rule:
     requires_in_file: ClassVar[re.Pattern | None] = None
     # the engine reports it (it needs the whole file, not one block): `check` is not called
     engine_level: ClassVar[bool] = False
+    # the teaching examples (the first INVALID ones with a message are the docs' "Reported as")
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
 
@@ -114,17 +116,8 @@ class Rule:
         raise NotImplementedError
 
     @classmethod
-    def may_match(cls, text: str) -> bool:
-        """Does ``text`` pass the rule's pre-check?"""
-        assert cls.requires is not None
-        if not required_text.may_match(cls.requires, text):
-            return False
-        in_code = cls.requires_in_code or cls.requires in CODE_PATTERNS
-        return not in_code or cls.requires.search(without_comments_and_strings(text)) is not None
-
-    @classmethod
     def fixable(cls) -> bool:
-        return any(example.fixed is not None for example in cls.INVALID)
+        return BY_CODE[cls.code].fix is not None
 
     @classmethod
     def docs(cls) -> str:
@@ -132,11 +125,14 @@ class Rule:
 
     @classmethod
     def fix_availability(cls) -> str:
-        kinds = {example.applicability for example in cls.INVALID if example.fixed is not None}
-        if not kinds:
-            return "No fix is available."
-        if kinds == {"safe"}:
-            return "A safe fix is available (`--fix`)."
-        if kinds == {"unsafe"}:
-            return "An unsafe fix is available (`--fix --unsafe-fixes`)."
-        return "A fix is available: safe in some cases, unsafe in others (see Fix safety)."
+        return _FIX_AVAILABILITY[BY_CODE[cls.code].fix]
+
+
+# what `gradlint rule` and the docs say of a rule's fix (the code table's `fix` column, which
+# a test checks against the fixes of all the rule's examples)
+_FIX_AVAILABILITY = {
+    None: "No fix is available.",
+    "safe": "A safe fix is available (`--fix`).",
+    "unsafe": "An unsafe fix is available (`--fix --unsafe-fixes`).",
+    "safe or unsafe": "A fix is available: safe in some cases, unsafe in others (see Fix safety).",
+}

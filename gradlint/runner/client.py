@@ -1,8 +1,8 @@
 """The supervisor side of the gradcheck worker (asyncio, stdlib only, never imports torch).
 
 ``WorkerClient`` starts the worker (``gradlint/worker/``, a fork server) in the user's interpreter,
-sends it ``run`` requests, and turns every way a run can end into a result dict (see
-docs/run-result-schema.md). It restarts the worker when it dies, kills it when it stops
+sends it ``run`` requests, and turns every way a run can end into one ``RunResult``, built
+where the worker's JSON arrives (see docs/run-result-schema.md). It restarts the worker when it dies, kills it when it stops
 answering (watchdog), and leaves no processes behind after ``close()``: not the worker,
 not its runs, and not what the runs started, even in sessions of their own (the worker
 keeps them in its process tree as a child subreaper; see ``gradlint/worker/proctree.py``).
@@ -20,11 +20,12 @@ import os
 import shutil
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Mapping, Optional, Union
 
 from ..worker import proctree
 from .protocol import DEFAULT_LIMITS, PROTOCOL_VERSION, make_result, worker_path as _default_worker_path
+from .result import RunResult
 
 log = logging.getLogger("gradlint.runner")
 
@@ -208,8 +209,8 @@ class WorkerClient:
         *,
         timeout: float = 60.0,
         on_progress: ProgressCallback | None = None,
-    ) -> dict:
-        """Run one request and return its result dict (never raises for run outcomes).
+    ) -> RunResult:
+        """Run one request and return its result (never raises for run outcomes).
 
         ``timeout`` is the run's limit in seconds (enforced by the worker, which kills
         the run; past timeout + grace the whole worker is presumed hung and restarted).
@@ -314,11 +315,8 @@ class WorkerClient:
             self._sem = asyncio.Semaphore(self.max_parallel)
         return self._sem
 
-    def _finish(self, result: dict, t0: float, queued: float) -> dict:
-        timings = result.setdefault("timings", {})
-        timings["queue_s"] = queued
-        timings["wall_s"] = time.monotonic() - t0
-        return result
+    def _finish(self, result: RunResult, t0: float, queued: float) -> RunResult:
+        return replace(result, timings={**result.timings, "queue_s": queued, "wall_s": time.monotonic() - t0})
 
     async def _ensure_started(self) -> _Zygote:
         if self._closed:
@@ -483,8 +481,7 @@ class WorkerClient:
             z.children.pop(rid, None)
             pend = z.pending.pop(rid, None)
             if pend is not None and not pend.future.done():
-                result = ev.get("result") or {}
-                pend.future.set_result(result)
+                pend.future.set_result(RunResult.from_json(ev.get("result") or {}))  # the one conversion
         elif kind == "pong":
             while z.pings:
                 fut = z.pings.pop(0)
@@ -592,13 +589,13 @@ def run_sync(
     timeout: float = 60.0,
     on_progress: Callable[[int, str, Optional[int]], None] | None = None,
     worker_path: str | None = None,
-) -> list:
-    """Run requests with a temporary worker; returns their results in order (for the CLI).
+) -> list[RunResult]:
+    """Run requests with a temporary worker; returns their results in order.
 
     ``on_progress(index, message, percentage)`` reports progress per request.
     """
 
-    async def main() -> list:
+    async def main() -> list[RunResult]:
         client = WorkerClient(python, cwd, env, max_parallel, worker_path=worker_path)
         try:
             def cb(i: int) -> ProgressCallback | None:

@@ -1,24 +1,22 @@
 """The request/result protocol shared with the worker (stdlib only, no torch).
 
 See docs/run-result-schema.md for every field. The worker (``gradlint/worker/``) runs in
-the user's interpreter and cannot import this module, so the constants are duplicated in
-``gradlint/worker/protocol.py``; a test keeps the two copies equal.
+the user's interpreter and cannot import this module, so the constants (here and in
+``result.py``) are duplicated in ``gradlint/worker/protocol.py``; a test keeps the two
+copies equal.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any, Mapping, Sequence
 
-PROTOCOL_VERSION = 1
-SCHEMA_ID = "gradlint.run-result"
-SCHEMA_VERSION = 1
+from .result import SCHEMA_ID, SCHEMA_VERSION, STATUSES, RunResult, Status
 
-STATUSES = (
-    "pass", "fail", "error", "no_inputs", "crash", "timeout", "memory",
-    "cancelled", "output_limit", "inconclusive", "warning",
-)
+__all__ = ["DEFAULT_LIMITS", "INPUT_KINDS", "PROTOCOL_VERSION", "SCHEMA_ID", "SCHEMA_VERSION", "STATUSES",
+           "TARGET_KINDS", "VERDICTS", "make_request", "make_result", "worker_path"]
+
+PROTOCOL_VERSION = 1
 VERDICTS = (
     "ok", "wrong_gradient", "non_differentiable_point", "input_mutated",
     "random_op", "nondeterministic_backward", "not_twice_differentiable",
@@ -98,61 +96,31 @@ def make_request(
     return req
 
 
-def base_result(request: Mapping[str, Any] | None, rid: Any = None) -> dict:
-    """A result skeleton for outcomes decided by the supervisor (same shape as the worker's)."""
-    request = request or {}
-    target = dict(request.get("target") or {})
-    mod = request.get("module") or {}
-    if mod.get("path"):
-        target.setdefault("file", mod["path"])
-    return {
-        "schema": SCHEMA_ID,
-        "version": SCHEMA_VERSION,
-        "id": rid if rid is not None else request.get("id"),
-        "status": None,
-        "verdict": None,
-        "summary": "",
-        "message": None,
-        "target": target,
-        "location": None,
-        "inputs": [],
-        "outputs": [],
-        "options": {},
-        "checks": [],
-        "exception": None,
-        "crash": None,
-        "notes": [],
-        "warnings": [],
-        "stderr_tail": "",
-        "output_bytes": 0,
-        "timings": {},
-        "environment": {"python": None, "executable": None, "torch": None, "pid": None},
-    }
-
-
 def make_result(
     request: Mapping[str, Any] | None,
-    status: str,
+    status: Status,
     summary: str,
     *,
     verdict: str | None = None,
     message: str | None = None,
     rid: Any = None,
-    **extra: Any,
-) -> dict:
-    """A complete result for an outcome decided by the supervisor."""
+    **fields: Any,
+) -> RunResult:
+    """The result of an outcome the supervisor decides (the worker could not start, died,
+    stopped answering, the run was cancelled): the worker's shape, for ``request``.
+    ``fields`` are other schema keys (``crash``, ``stderr_tail``, …)."""
     if status not in STATUSES:
         raise ValueError(f"unknown status {status!r}")
-    r = base_result(request, rid)
-    r.update(status=status, verdict=verdict, summary=summary, message=message)
-    r.update(extra)
-    return r
+    request = request or {}
+    target = dict(request.get("target") or {})
+    module = request.get("module") or {}
+    if module.get("path"):
+        target.setdefault("file", module["path"])
+    return RunResult.from_json({
+        "id": rid if rid is not None else request.get("id"),
+        "status": status, "verdict": verdict, "summary": summary, "message": message,
+        "target": target,
+        "environment": {"python": None, "executable": None, "torch": None, "pid": None},
+        **fields,
+    })
 
-
-def is_success(result: Mapping[str, Any]) -> bool:
-    return result.get("status") == "pass"
-
-
-def default_python() -> str:
-    """The interpreter running gradlint itself (a fallback when no project interpreter is known)."""
-    return sys.executable

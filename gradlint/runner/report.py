@@ -4,26 +4,27 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-_MARK = {"pass": "✓", "fail": "✗", "error": "✗", "crash": "✗", "memory": "✗", "timeout": "⏱",
+from .result import RunResult, Status
+
+MARKS: Mapping[Status, str] = {"pass": "✓", "fail": "✗", "error": "✗", "crash": "✗", "memory": "✗", "timeout": "⏱",
          "output_limit": "✗", "cancelled": "■", "no_inputs": "?", "inconclusive": "⚠", "warning": "⚠"}
 
 
-def mark(result: Mapping[str, Any]) -> str:
-    return _MARK.get(str(result.get("status")), "?")
+def mark(result: RunResult) -> str:
+    return MARKS.get(result.status, "?")
 
 
-def headline(result: Mapping[str, Any]) -> str:
+def headline(result: RunResult) -> str:
     """The summary without its leading status mark (callers add their own)."""
-    summary = str(result.get("summary") or result.get("status") or "")
+    summary = result.summary or result.status
     for symbol in ("✓ ", "✗ ", "⏱ ", "■ ", "⚠ "):
         if summary.startswith(symbol):
             return summary[len(symbol):]
     return summary
 
 
-def seconds(result: Mapping[str, Any]) -> float | None:
-    timings = result.get("timings") or {}
-    value = timings.get("total_s") or timings.get("wall_s")
+def seconds(result: RunResult) -> float | None:
+    value = result.timings.get("total_s") or result.timings.get("wall_s")
     return float(value) if isinstance(value, (int, float)) else None
 
 
@@ -39,15 +40,15 @@ def _index(value: Any) -> str:
     return str(value)
 
 
-def failing_check(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    name = result.get("failed_check")
-    for check in result.get("checks") or []:
+def failing_check(result: RunResult) -> Mapping[str, Any] | None:
+    name = result.failed_check
+    for check in result.checks:
         if check.get("name") == name or (name is None and check.get("status") in ("fail", "error")):
             return check
     return None
 
 
-def worst_rows(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def worst_rows(result: RunResult) -> list[Mapping[str, Any]]:
     check = failing_check(result)
     if check is None:
         return []
@@ -68,26 +69,26 @@ def _inputs_line(inputs: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def _where(result: Mapping[str, Any], relative) -> str | None:
-    location = result.get("location")
+def _where(result: RunResult, relative) -> str | None:
+    location = result.location
     if not location or not location.get("file"):
         return None
     function = f" ({location.get('function')})" if location.get("function") else ""
     return f"{relative(location['file'])}:{location.get('line')}{function}"
 
 
-def render_text(result: Mapping[str, Any], name: str, relative=lambda p: p,
+def render_text(result: RunResult, name: str, relative=lambda p: p,
                 source: str | None = None) -> str:
     """A few lines for a terminal: the outcome, where, why, inputs, worst elements."""
     lines = [f"{mark(result)} {name}: {headline(result)}"]
     where = _where(result, relative)
-    if where and result.get("status") != "pass":
+    if where and not result.passed:
         lines.append(f"    at {where}")
-    if result.get("message") and result.get("status") != "pass":
-        lines.append(f"    {result['message']}")
+    if result.message and not result.passed:
+        lines.append(f"    {result.message}")
     if source:
         lines.append(f"    inputs: {source}")
-    for line in _inputs_line(result.get("inputs") or []):
+    for line in _inputs_line(result.inputs):
         lines.append(f"      {line}")
     rows = worst_rows(result)
     if rows:
@@ -98,30 +99,30 @@ def render_text(result: Mapping[str, Any], name: str, relative=lambda p: p,
                          f"{row.get('output_name', row.get('output'))}{_index(row.get('output_index'))!s:<6} "
                          f"{_number(row.get('numerical')):>12} {_number(row.get('analytical')):>12} "
                          f"{_number(row.get('abs_error'), 3):>10}")
-    exception = result.get("exception")
+    exception = result.exception
     if exception:
         lines.append(f"    {exception.get('type')}: {exception.get('message')}")
         for frame in (exception.get("traceback") or [])[-3:]:
             lines.append(f"      {relative(frame.get('file'))}:{frame.get('line')} in {frame.get('function')}: "
                          f"{(frame.get('code') or '').strip()}")
-    crash = result.get("crash")
+    crash = result.crash
     if crash and crash.get("description"):
         lines.append(f"    {crash['description']}")
-    tail = (result.get("stderr_tail") or "").strip()
-    if tail and result.get("status") in ("crash", "error", "timeout", "memory", "output_limit"):
+    tail = result.stderr_tail.strip()
+    if tail and result.failed and result.status != "fail":  # the run could not check: its output says why
         lines.append("    output (last lines):")
         lines.extend(f"      {line}" for line in tail.splitlines()[-5:])
     return "\n".join(lines)
 
 
-def render_markdown(result: Mapping[str, Any], name: str, relative=lambda p: p,
+def render_markdown(result: RunResult, name: str, relative=lambda p: p,
                     source: str | None = None) -> str:
     """The report an editor shows: outcome, location, worst-element table, checks."""
     parts = [f"### {mark(result)} gradcheck `{name}`", "", f"**{headline(result)}**"]
-    if result.get("message") and result.get("status") != "pass":
-        parts += ["", str(result["message"])]
+    if result.message and not result.passed:
+        parts += ["", str(result.message)]
     where = _where(result, relative)
-    if where and result.get("status") != "pass":
+    if where and not result.passed:
         parts += ["", f"Where: `{where}`"]
     rows = worst_rows(result)
     if rows:
@@ -132,11 +133,11 @@ def render_markdown(result: Mapping[str, Any], name: str, relative=lambda p: p,
                          f"| `{row.get('output_name', row.get('output'))}{_index(row.get('output_index'))}` "
                          f"| {_number(row.get('numerical'))} | {_number(row.get('analytical'))} "
                          f"| {_number(row.get('abs_error'), 3)} | {_number(row.get('rel_error'), 3)} |")
-    inputs = _inputs_line(result.get("inputs") or [])
+    inputs = _inputs_line(result.inputs)
     if inputs:
         parts += ["", f"Inputs{f' ({source})' if source else ''}:"]
         parts += [f"- `{line}`" for line in inputs]
-    checks = result.get("checks") or []
+    checks = result.checks
     if checks:
         parts += ["", "| check | result | time |", "|---|---|---:|"]
         for check in checks:
@@ -145,17 +146,17 @@ def render_markdown(result: Mapping[str, Any], name: str, relative=lambda p: p,
             detail = check.get("message") if status in ("skipped",) else check.get("verdict") or ""
             parts.append(f"| {check.get('name')} | {symbol} {detail or ''} | "
                          f"{_number(check.get('seconds'), 2)} s |")
-    exception = result.get("exception")
+    exception = result.exception
     if exception:
         parts += ["", f"`{exception.get('type')}: {exception.get('message')}`"]
         frames = exception.get("traceback") or []
         if frames:
             parts += ["", "```"] + [f"{relative(f.get('file'))}:{f.get('line')} in {f.get('function')}: "
                                     f"{(f.get('code') or '').strip()}" for f in frames] + ["```"]
-    tail = (result.get("stderr_tail") or "").strip()
+    tail = result.stderr_tail.strip()
     if tail:
         parts += ["", "Output (last lines):", "```", *tail.splitlines()[-15:], "```"]
-    environment = result.get("environment") or {}
+    environment = result.environment
     if environment:
         parts += ["", f"torch {environment.get('torch')}, Python {environment.get('python')}, "
                       f"{_number(seconds(result), 3)} s"]

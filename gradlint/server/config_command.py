@@ -12,7 +12,7 @@ from ..engine.config_report import Override, explain
 from .settings import Settings
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .server import GradlintServer
+    from .language_server import GradlintServer
 
 SHOW_CONFIGURATION = "gradlint.showConfiguration"
 

@@ -11,7 +11,7 @@ import asyncio
 import itertools
 import logging
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,15 +20,19 @@ from pygls.exceptions import JsonRpcException
 
 from ..analysis.source import SourceDecodeError
 from ..engine.files import read_bytes, resolves_inside
-from ..engine.runs import RunPlan, execute, plan
-from ..engine.targets import Target, find_targets
-from ..runner import WorkerClient
+from ..runner import WorkerClient, WorkerStartError, make_result
+from ..runner.cache import ResultCache
+from ..runner.plans import RunPlan, plan
+from ..runner.prove import Proof, Prover
+from ..runner.result import RunResult
+from ..runner.targets import Target, find_targets
 from ..runner.report import headline, mark, render_markdown, seconds, worker_advice
 from . import convert
 from .documents import Document, units
+from .payloads import plain
 
 if TYPE_CHECKING:
-    from .server import GradlintServer
+    from .language_server import GradlintServer
 
 log = logging.getLogger("gradlint.server")
 
@@ -37,8 +41,7 @@ RUN_FILE_COMMAND = "gradlint.runGradcheckFile"
 LAST_REPORT = "gradlint/lastReport"
 UNTRUSTED = ("running gradcheck executes code from this workspace; trust the workspace "
              "to enable it (static diagnostics work without trust)")
-_FAILED = {"fail", "error", "crash", "memory", "timeout", "output_limit"}
-_NO_VERDICT = {"no_inputs", "inconclusive", "warning"}  # shown as warnings, not errors
+RESULTS_CACHE = Path(".gradlint_cache", "runs")  # in the workspace folder, shared with `gradlint run`
 
 
 class RunRefused(JsonRpcException):
@@ -46,33 +49,40 @@ class RunRefused(JsonRpcException):
     MESSAGE = "gradcheck run refused"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
-    plan: RunPlan
-    result: dict
+    proof: Proof
     uri: str
     version: int | None
-    inputs_source: str = ""  # the input source that gave the inputs
+
+    @property
+    def plan(self) -> RunPlan:
+        return self.proof.plan
+
+    @property
+    def result(self) -> RunResult:
+        return self.proof.result
 
     @property
     def lens_title(self) -> str:
         took = seconds(self.result)
-        if self.result.get("status") == "pass":
+        if self.result.passed:
             label = _checks_label(self.plan.target, self.result)
-            return f"✓ {label} {took:.1f} s" if took is not None else f"✓ {label}"
+            cached = " (cached)" if self.proof.cached else ""
+            return f"✓ {label} {took:.1f} s{cached}" if took is not None else f"✓ {label}{cached}"
         return f"{mark(self.result)} {_short(headline(self.result))}"
 
     def report(self, relative) -> str:
-        return render_markdown(self.result, self.plan.display, relative, self.inputs_source)
+        return render_markdown(self.result, self.plan.display, relative, self.proof.inputs_source)
 
 
-def _checks_label(target: Target, result: dict | None = None) -> str:
+def _checks_label(target: Target, result: RunResult | None = None) -> str:
     """What a lens runs (or ran and passed): gradcheck, and opcheck for a custom op."""
     if target.kind != "custom_op":
         return "gradcheck"
     if result is None:
         return "gradcheck + opcheck"
-    passed = {check.get("name") for check in result.get("checks") or [] if check.get("status") == "pass"}
+    passed = {check.get("name") for check in result.checks if check.get("status") == "pass"}
     return " + ".join(name for name in ("gradcheck", "opcheck") if name in passed) or "gradcheck"
 
 
@@ -183,8 +193,8 @@ class GradcheckRuns:
         target = await self._target_at(document, line)
         if target is None:
             raise RunRefused(message="no autograd Function, custom op or gradcheck call here")
-        outcome = await self._run(document, target)
-        return self._summary(outcome)
+        [outcome] = await self._run(document, [target])
+        return outcome.proof.to_json()
 
     async def run_file(self, uri: str) -> list[dict]:
         document = self.ls.documents.get(uri)
@@ -193,8 +203,7 @@ class GradcheckRuns:
         self._require_trust()
         self._require_inside(uri)
         targets = [t for t in await self.targets(document) if t.importable and not t.skip]
-        outcomes = await asyncio.gather(*(self._run(document, t) for t in targets))
-        return [self._summary(o) for o in outcomes]
+        return [outcome.proof.to_json() for outcome in await self._run(document, targets)]
 
     def _require_trust(self) -> None:
         if not self.ls.trusted:
@@ -247,7 +256,9 @@ class GradcheckRuns:
                 self._client_key = key
             return self._client
 
-    async def _run(self, document: Document, target: Target) -> Outcome:
+    async def _run(self, document: Document, targets: list[Target]) -> list[Outcome]:
+        """Run targets of one document, with one prover: Functions first, so that a
+        gradcheck call a Function's run already ran is not run again."""
         _, root = self.ls.folder_of(document.uri)
         path = self.ls.path_of(document.uri)
         if path is None:
@@ -259,13 +270,31 @@ class GradcheckRuns:
         if saved is not None and saved != document.text:
             self.ls.window_show_message(types.ShowMessageParams(
                 types.MessageType.Info, "gradlint: the check runs the saved file; save to check your edits"))
+        # plans are made from the editor's text: only a saved one may use cached results
+        cache = ResultCache(root / RESULTS_CACHE if saved == document.text else None)
+        provers: dict[str, Prover] = {}  # by environment (the worker's interpreter and torch)
+        outcomes: dict[int, Outcome] = {}
+        functions = [i for i, target in enumerate(targets) if target.kind != "call_site"]
+        calls = [i for i, target in enumerate(targets) if target.kind == "call_site"]
+        for group in (functions, calls):
+            done = await asyncio.gather(*(self._run_one(document, targets[i], root, cache, provers) for i in group))
+            outcomes.update(zip(group, done))
+        return [outcomes[i] for i in range(len(targets))]
+
+    async def _run_one(self, document: Document, target: Target, root: Path, cache: ResultCache,
+                       provers: dict[str, Prover]) -> Outcome:
         run_plan = await self.ls.linter.call(self._plan, document, target, root)
         settings = self.ls.settings_for(document.uri)
         token = await self._begin_progress(f"gradcheck {run_plan.display}")
         client = await self._worker(document, root)
-        task = asyncio.ensure_future(execute(run_plan, lambda request: client.run(
-            request, timeout=settings.run_timeout,
-            on_progress=lambda message, pct: self._report_progress(token, message, pct))))
+
+        async def prove() -> Proof:
+            prover = await self._prover(client, cache, provers)  # starts the worker: cancellable too
+            return await prover.prove(run_plan, lambda request: client.run(
+                request, timeout=settings.run_timeout,
+                on_progress=lambda message, pct: self._report_progress(token, message, pct)))
+
+        task = asyncio.ensure_future(prove())
         self.running[run_plan.key] = task
         user_cancel = asyncio.Event()
         if token is not None:
@@ -276,35 +305,43 @@ class GradcheckRuns:
                     user_cancel.set()
                     task.cancel()
                 cancel.add_done_callback(cancelled)
-        source = run_plan.inputs_source
         try:
-            result, source = await task
+            proof = await task
         except asyncio.CancelledError:
             if not user_cancel.is_set():  # the request itself was cancelled, or shutdown
                 task.cancel()
                 self._end_progress(token, "cancelled")
                 raise
-            result = {"status": "cancelled", "verdict": None, "summary": "■ gradcheck cancelled",
-                      "message": "cancelled from the editor; the run's process was killed"}
+            proof = Proof(run_plan, make_result(run_plan.request, "cancelled", "■ gradcheck cancelled",
+                                                message="cancelled from the editor; the run's process was killed"),
+                          run_plan.inputs_source)
         finally:
             self.running.pop(run_plan.key, None)
-        if result.get("verdict") == "worker_unavailable":
+        if proof.result.verdict == "worker_unavailable":
             python = settings.interpreter or sys.executable
-            advice = worker_advice(str(result.get("summary") or ""), python,
+            advice = worker_advice(proof.result.summary, python,
                                    "set the `interpreter` setting (VS Code: `gradlint.interpreter`)")
-            result = {**result, "message": "\n".join(filter(None, [*advice, result.get("message")]))}
-        outcome = Outcome(run_plan, result, document.uri, document.version, source)
+            message = "\n".join(filter(None, [*advice, proof.result.message]))
+            proof = replace(proof, result=replace(proof.result, message=message))
+        outcome = Outcome(proof, document.uri, document.version)
         self._by_plan[run_plan.key] = outcome
-        self._end_progress(token, headline(result))
-        if result.get("status") != "cancelled":
+        self._end_progress(token, headline(proof.result))
+        if not proof.result.cancelled:
             self.outcomes[_key(document, target)] = outcome
         self.last = outcome
         self._show(document, outcome)
         return outcome
 
-    def _summary(self, outcome: Outcome) -> dict:
-        return {"target": outcome.plan.display, "inputs_source": outcome.inputs_source,
-                "result": outcome.result}
+    @staticmethod
+    async def _prover(client: WorkerClient, cache: ResultCache, provers: dict[str, Prover]) -> Prover:
+        """The prover for the worker's environment; one without a cache when the worker
+        cannot start (its runs then say why)."""
+        try:
+            info = await client.start()
+        except WorkerStartError:
+            return Prover()
+        environment = f"{info.executable}:{info.torch}"
+        return provers.setdefault(environment, Prover(cache, environment))
 
     # -- progress ----------------------------------------------------------------------
     async def _begin_progress(self, title: str) -> str | None:
@@ -352,29 +389,28 @@ class GradcheckRuns:
             self.ls.workspace_code_lens_refresh(None)
 
     def diagnostics(self, document: Document) -> list[types.Diagnostic]:
-        result = []
+        diagnostics = []
         path = self.ls.path_of(document.uri)
         for outcome in self.shown.get(document.uri, []):
-            status = outcome.result.get("status")
-            if status not in _FAILED and status not in _NO_VERDICT:
+            result = outcome.result
+            if not (result.failed or result.warned or result.undecided):
                 continue
             line = outcome.plan.target.line
-            location = outcome.result.get("location") or {}
+            location = result.location or {}
             if path is not None and location.get("file") and Path(location["file"]) == path \
                     and isinstance(location.get("line"), int):
                 line = location["line"]
             text = document.line(line - 1)
             start = len(text) - len(text.lstrip())
             rng = convert.lsp_range(document, line, start, line, len(text), self.ls.encoding)
-            message = headline(outcome.result)
-            if outcome.result.get("message") and status != "no_inputs":
-                message += f"\n{outcome.result['message']}"
-            result.append(types.Diagnostic(
+            message = headline(result)
+            if result.message and result.status != "no_inputs":
+                message += f"\n{result.message}"
+            diagnostics.append(types.Diagnostic(
                 range=rng, message=f"gradcheck {outcome.plan.display}: {message}",
-                severity=types.DiagnosticSeverity.Warning if status in _NO_VERDICT
-                else types.DiagnosticSeverity.Error,
+                severity=types.DiagnosticSeverity.Error if result.failed else types.DiagnosticSeverity.Warning,
                 code="gradcheck", source=convert.SOURCE, data={"run": outcome.plan.key}))
-        return result
+        return diagnostics
 
     def hover(self, document: Document, line: int) -> types.Hover | None:
         for diagnostic in self.diagnostics(document):
@@ -452,17 +488,13 @@ def attach(ls: "GradlintServer") -> None:
 
     @ls.feature(LAST_REPORT)
     def last_report(ls, params):
-        from .server import _plain
-
-        raw = _plain(params) or {}
+        raw = plain(params) or {}
         return runs.last_report(raw.get("uri") if isinstance(raw, dict) else None)
 
 
 def _uri_and_line(args: tuple, need_position: bool = True) -> tuple[str, int]:
     """Arguments as `{uri, position}` or `uri, position` (both shapes are accepted)."""
-    from .server import _plain
-
-    values = [_plain(a) for a in args]
+    values = [plain(a) for a in args]
     if len(values) == 1 and isinstance(values[0], list):
         values = values[0]
     uri, position = None, None

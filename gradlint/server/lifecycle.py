@@ -31,7 +31,7 @@ from pygls.protocol.language_server import lsp_method
 from ..runner import adopt_orphans, kill_orphans
 
 if TYPE_CHECKING:
-    from .server import GradlintServer
+    from .language_server import GradlintServer
 
 log = logging.getLogger("gradlint.server")
 
@@ -137,7 +137,7 @@ class Lifecycle:
         server = self.server
         server.debouncer.cancel_all()
         cancel_requests(server.protocol)
-        for task in list(server._lint_tasks):
+        for task in list(server.lint_tasks):
             task.cancel()
         if server.runs is not None:
             try:

@@ -30,7 +30,7 @@ from .documents import Document, units
 from .linting import LintSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .server import GradlintServer
+    from .language_server import GradlintServer
 
 log = logging.getLogger("gradlint.server")
 
@@ -148,8 +148,8 @@ class Notebooks:
 
     def _start(self, uri: str) -> None:
         task = asyncio.ensure_future(self.lint_and_report(uri))
-        self.ls._lint_tasks.add(task)
-        task.add_done_callback(self.ls._lint_tasks.discard)
+        self.ls.lint_tasks.add(task)
+        task.add_done_callback(self.ls.lint_tasks.discard)
 
     def _python_cells(self, notebook: OpenNotebook) -> list[tuple[int, Document]]:
         cells = []
@@ -177,7 +177,7 @@ class Notebooks:
         settings = self.ls.settings_for(notebook.uri)
         path = self.ls.path_of(notebook.uri)
         _, root = self.ls.folder_of(notebook.uri)
-        if settings.enable and not (path is not None and self.ls._excluded(path, root)):
+        if settings.enable and not (path is not None and self.ls.excluded(path, root)):
             options = self.ls.configs.options(path, root, settings)
             texts = [CellText(position, document.text) for position, document in cells]
             try:

@@ -42,7 +42,7 @@ from .documents import Document
 from .linting import LintSnapshot
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .server import GradlintServer
+    from .language_server import GradlintServer
 
 log = logging.getLogger("gradlint.server")
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import copy
 import os
+from dataclasses import replace
 from typing import Any, Callable, Iterable
 
 import torch
 
+from ..runner.result import RunResult
 from ..worker import inprocess
 from ..worker.introspect import param_names
 from ..worker.protocol import DEFAULT_OPTIONS
@@ -77,10 +79,10 @@ def check_gradients(fn: Callable, *inputs: Any, wrt: Iterable[int | str] | None 
         function, low = _float64_module(function)
         if low:
             notes.append(f"module parameters and buffers checked on a float64 copy (were {', '.join(low)})")
-    result = inprocess.check(function, raw, options, name=display)
-    if result.get("verdict") == "bad_request":
-        raise ValueError(f"check_gradients(): {result.get('summary', '').lstrip('✗ ')}")
-    result["notes"] = notes + list(result.get("notes") or [])
+    result = RunResult.from_json(inprocess.check(function, raw, options, name=display))  # the one conversion
+    if result.verdict == "bad_request":
+        raise ValueError(f"check_gradients(): {result.summary.lstrip('✗ ')}")
+    result = replace(result, notes=(*notes, *result.notes))
     return GradientReport(result, display, source, _relative_to_cwd)
 
 

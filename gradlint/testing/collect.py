@@ -3,11 +3,13 @@
 A ``GradlintFile`` collects the targets ``gradlint run`` would check in a file (autograd
 Functions, torch.library custom ops, declared functions; gradcheck calls are the project's
 own tests already) as ``GradlintItem`` test items; one ``gradlint run`` leaves out (an
-abstract base Function, an op whose kernel needs a GPU) is skipped with the reason. An item plans its run like ``gradlint run`` does
-(gradlint/engine/runs.py: inputs from a gradcheck call in the project's tests, a
-declaration, or synthesized) and runs that request in-process
-(gradlint/worker/inprocess.py). Items are ``pytest.Function`` items, so ``-k``, ``-x``,
-``--lf``, markers, fixtures and xdist treat them like any test.
+abstract base Function, an op whose kernel needs a GPU) is skipped with the reason. An
+item plans its run like ``gradlint run`` does (gradlint/runner/plans.py: inputs from a
+gradcheck call in the project's tests, a declaration, or synthesized, falling back in
+that order) and proves it like ``gradlint run`` does (gradlint/runner/prove.py: a cached
+result while the sources are unchanged, a run shared by identical plans), running requests
+in-process (gradlint/worker/inprocess.py). Items are ``pytest.Function`` items, so ``-k``,
+``-x``, ``--lf``, markers, fixtures and xdist treat them like any test.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -24,11 +28,16 @@ import pytest
 from ..analysis.source import SourceDecodeError, decode_source
 from ..engine.config import ConfigResolver
 from ..engine.linter import LintCache
-from ..engine.runs import plan
-from ..engine.targets import Target, find_targets
+from ..runner.cache import ResultCache
+from ..runner.plans import plan
+from ..runner.prove import Prover
+from ..runner.result import RunResult
+from ..runner.targets import Target, find_targets
 from .report import GradientReport
 
 _STATE = pytest.StashKey["_Session"]()
+CACHED_NOTE = ("the result of an earlier run of the same sources and options, from .gradlint_cache/ "
+               "(--gradlint-no-cache runs it again)")
 
 
 class _Session:
@@ -38,6 +47,19 @@ class _Session:
         self.cache = LintCache()
         self.resolver = ConfigResolver(config.rootpath)
         self.rootpath = config.rootpath
+        self.use_cache = not config.getoption("gradlint_no_cache")
+        self._prover: Prover | None = None
+
+    @property
+    def prover(self) -> Prover:
+        """One for the session: its runs are in this process, with this torch (the worker's
+        results differ: they may run other tests for inputs, and import modules afresh)."""
+        if self._prover is None:
+            import torch
+
+            directory = self.rootpath / ".gradlint_cache" / "runs" if self.use_cache else None
+            self._prover = Prover(ResultCache(directory), f"{sys.executable}:{torch.__version__}:in-process")
+        return self._prover
 
     def relative(self, path: str) -> str:
         if not path:
@@ -131,8 +153,11 @@ class GradlintItem(pytest.Function):
         run = plan(self.target, self.path, self.text, state.resolver.for_path(self.path).root,
                    cache=state.cache, options=worker_options(options), display=self.name)
         with _quiet_torch_trace():
-            result = inprocess.run_request(run.request)
-        report = GradientReport(result, self.name, run.inputs_source, state.relative)
+            proof = state.prover.prove_sync(run, lambda request: RunResult.from_json(inprocess.run_request(request)))
+        result = proof.result
+        if proof.cached:
+            result = replace(result, notes=(*result.notes, CACHED_NOTE))
+        report = GradientReport(result, self.name, proof.inputs_source, state.relative)
         if report.ok:
             self.add_report_section("call", "gradlint", str(report))
             if report.warning:

@@ -30,6 +30,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--gradlint", action="store_true", default=False,
                     help="also collect every autograd Function, custom op and declared function in "
                          "the given paths and check its gradients (runs their code)")
+    group.addoption("--gradlint-no-cache", action="store_true", default=False,
+                    help="neither read nor write cached results of gradient checks (.gradlint_cache/)")
     parser.addini("gradlint_options", type="linelist", default=[],
                   help="gradient check options, one NAME=VALUE per line (eps=1e-6, atol=1e-4, "
                        "checks=gradcheck,gradgradcheck, …)")

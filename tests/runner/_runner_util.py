@@ -5,7 +5,7 @@ import os
 import sys
 import time
 
-from gradlint.runner import STATUSES, VERDICTS, make_request
+from gradlint.runner import STATUSES, VERDICTS, RunResult, make_request
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 PYTHON = sys.executable
@@ -96,8 +96,10 @@ def check(result, name):
 
 
 def assert_valid(result):
-    """Every result is JSON, has the documented top-level keys and known status/verdict."""
-    json.dumps(result, allow_nan=False)
+    """Every result is a RunResult whose JSON (the schema, as `gradlint run --format json`
+    writes it) has the documented top-level keys and known status/verdict; returns the JSON."""
+    assert isinstance(result, RunResult), type(result)
+    result = as_json(result)
     for key in ("schema", "version", "id", "status", "verdict", "summary", "message", "target", "location",
                 "inputs", "outputs", "options", "checks", "exception", "crash", "notes", "warnings",
                 "stderr_tail", "output_bytes", "timings", "environment"):
@@ -110,3 +112,8 @@ def assert_valid(result):
         assert c["status"] in ("pass", "fail", "error", "skipped"), c
         assert isinstance(c["seconds"], float)
     return result
+
+
+def as_json(result):
+    """A RunResult as the JSON a process boundary writes (json.dumps, then loads)."""
+    return json.loads(json.dumps(result.to_json(), allow_nan=False))

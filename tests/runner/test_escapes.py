@@ -102,5 +102,5 @@ async def test_close_during_a_run_leaves_no_process(tree):
     task = asyncio.ensure_future(client.run(func("faults.py", "escapes_then_hangs", inputs=EXPR), timeout=60))
     await _escaped_and_running(client, token, pids)
     await client.close()
-    assert (await asyncio.wait_for(task, 10))["status"] == "cancelled"
+    assert assert_valid(await asyncio.wait_for(task, 10))["status"] == "cancelled"
     assert tagged(token) == []

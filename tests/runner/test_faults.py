@@ -113,7 +113,7 @@ async def test_cancelling_the_task_kills_the_run(client):
 async def test_parallel_runs_are_independent(client):
     # a run that never ends does not hold up another one (no timing: it is cancelled after)
     slow = asyncio.ensure_future(client.run(func("faults.py", "forever", inputs=EXPR), timeout=600))
-    fast = await client.run(fn_class("good_functions.py", "Softmax"), timeout=600)
+    fast = assert_valid(await client.run(fn_class("good_functions.py", "Softmax"), timeout=600))
     assert fast["status"] == "pass"
     assert not slow.done()
     slow.cancel()

@@ -20,7 +20,7 @@ def test_importing_and_using_the_runner_does_not_import_torch():
         "c = WorkerClient('/nonexistent/python', '.')\n"
         "r = asyncio.run(c.run(make_request(__file__ if '__file__' in dir() else 'x.py',"
         " {'kind': 'callable', 'qualname': 'f'}), timeout=1))\n"
-        "assert r['verdict'] == 'worker_unavailable', r\n"
+        "assert r.verdict == 'worker_unavailable', r\n"
         "bad = sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.'))\n"
         "print(bad)\n"
         "sys.exit(1 if bad else 0)\n"

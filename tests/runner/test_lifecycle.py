@@ -99,7 +99,7 @@ async def test_close_while_starting_leaves_no_process():
         await asyncio.sleep(0.01)
     (pid,) = _our_workers()
     await client.close()
-    r = await asyncio.wait_for(task, 10)
+    r = assert_valid(await asyncio.wait_for(task, 10))
     assert r["status"] == "cancelled"
     assert await wait_dead(pid)
 
@@ -167,7 +167,7 @@ async def test_close_leaves_no_processes(client):
     child = await wait_for_child(client)
     assert alive(zygote) and alive(child)
     await client.close()
-    r = await asyncio.wait_for(task, 5)
+    r = assert_valid(await asyncio.wait_for(task, 5))
     assert r["status"] == "cancelled"
     assert not alive(zygote)
     assert await wait_dead(child)
@@ -184,5 +184,5 @@ def test_run_sync():
         [fn_class("good_functions.py", "MyReLU"), fn_class("bad_functions.py", "ScaleWrong")],
         python=PYTHON, cwd=FIXTURES, timeout=60, on_progress=lambda i, m, p: seen.append(i),
     )
-    assert [r["status"] for r in results] == ["pass", "fail"]
+    assert [r.status for r in results] == ["pass", "fail"]
     assert set(seen) == {0, 1}

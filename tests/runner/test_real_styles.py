@@ -5,8 +5,8 @@ The Functions live in fixtures/real_styles.py; each is correct unless its docstr
 import pytest
 
 from _runner_util import assert_valid, check, fn_class
-from gradlint.engine.runs import plan
-from gradlint.engine.targets import find_targets
+from gradlint.runner.plans import plan
+from gradlint.runner.targets import find_targets
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

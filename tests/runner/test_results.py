@@ -448,8 +448,8 @@ async def test_each_run_sees_fresh_user_code(client, tmp_path):
 async def test_two_runs_in_parallel(client):
     import asyncio
 
-    rs = await asyncio.gather(*(client.run(fn_class("good_functions.py", q), timeout=60)
-                                for q in ("MyReLU", "Softmax", "SinCos")))
+    rs = [assert_valid(r) for r in await asyncio.gather(*(client.run(fn_class("good_functions.py", q), timeout=60)
+                                                          for q in ("MyReLU", "Softmax", "SinCos")))]
     assert [r["status"] for r in rs] == ["pass"] * 3
     assert len({r["environment"]["pid"] for r in rs}) == 3
 

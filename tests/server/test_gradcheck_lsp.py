@@ -264,3 +264,73 @@ async def test_cancel_request_kills_the_run(client: LanguageClient):
     reply = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command=lenses["Double"].command.command, arguments=lenses["Double"].command.arguments))
     assert reply["result"]["status"] == "pass"
+
+
+CHECKED = textwrap.dedent("""\
+    import torch
+
+
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+
+    def test_double():
+        x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+        assert torch.autograd.gradcheck(Double.apply, (x,))
+    """)
+
+
+async def test_runs_use_the_results_cache_and_run_a_call_once(tmp_path):
+    """Like `gradlint run`: a file's gradcheck call that a Function's run already ran is not
+    run again, and a second run of an unchanged saved file is served from the cache
+    (.gradlint_cache/runs in the workspace folder) until the file changes."""
+    root = tmp_path / "workspace"
+    root.mkdir()
+    (root / "checked.py").write_text(CHECKED)
+    config = ClientServerConfig(server_command=SERVER, client_factory=make_client)
+    client = await config.start()
+    try:
+        await client.initialize_session(types.InitializeParams(
+            capabilities=_capabilities(), root_uri=uri_of(root),
+            workspace_folders=[types.WorkspaceFolder(uri=uri_of(root), name="workspace")],
+            initialization_options={"settings": {"debounce": 0}, "workspaceTrusted": True}))
+        uri = uri_of(root / "checked.py")
+        client.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="python", version=1, text=CHECKED)))
+        replies = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="gradlint.runGradcheckFile", arguments=[{"uri": uri}]))
+        runs = {reply["kind"]: reply for reply in replies}
+        function, call = runs["function_class"], runs["call_site"]
+        assert function["inputs_source"] == "from the gradcheck call at line 16"
+        assert function["result"]["status"] == call["result"]["status"] == "pass"
+        assert call["result"]["id"] == function["result"]["id"]  # the same worker run
+        assert not function["cached"] and not call["cached"]
+        assert list((root / ".gradlint_cache" / "runs").glob("*.json"))
+
+        line = CHECKED.splitlines().index("class Double(torch.autograd.Function):")
+        arguments = [{"uri": uri, "position": {"line": line, "character": 6}}]
+        again = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="gradlint.runGradcheck", arguments=arguments))
+        assert again["cached"] and again["result"] == function["result"]
+        lenses = await client.text_document_code_lens_async(types.CodeLensParams(types.TextDocumentIdentifier(uri)))
+        titles = {lens.range.start.line: lens.command.title for lens in lenses}
+        assert titles[line].startswith("✓ gradcheck") and titles[line].endswith("(cached)"), titles
+
+        changed = CHECKED.replace("return grad * 2", "return 2 * grad")
+        (root / "checked.py").write_text(changed)
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            [types.TextDocumentContentChangeWholeDocument(text=changed)]))
+        fresh = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="gradlint.runGradcheck", arguments=arguments))
+        assert fresh["result"]["status"] == "pass" and not fresh["cached"]
+        assert fresh["result"]["id"] != function["result"]["id"]
+        await client.shutdown_session()
+    finally:
+        await client.stop()

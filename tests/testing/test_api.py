@@ -93,7 +93,7 @@ def test_checks_and_options():
 def test_declared_inputs_are_used_when_none_are_given():
     report = gradlint.check_gradients(RowScale)
     assert report.ok
-    assert [i["shape"] for i in report.result["inputs"]] == [[2, 3], [3]]
+    assert [i["shape"] for i in report.result.inputs] == [[2, 3], [3]]
     assert "declared with @gradlint.inputs" in str(report)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import textwrap
 
-from gradlint.engine.targets import find_targets
+from gradlint.runner.targets import find_targets
 
 DECLARED = textwrap.dedent('''\
     import torch

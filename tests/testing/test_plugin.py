@@ -207,6 +207,29 @@ def test_select_stop_and_rerun_last_failures(project):
     rerun.stdout.fnmatch_lines(["*run-last-failure: rerun previous 1 failure*"])
 
 
+def test_results_are_cached_like_gradlint_run(project):
+    """A second session reads the results of unchanged sources from .gradlint_cache/runs
+    (same outcomes, and the report says so); --gradlint-no-cache runs them again; an edit
+    runs the edited target again."""
+    note = "note: the result of an earlier run of the same sources and options"
+    first = run(project, "--gradlint", "-rP", "src", "-k", "Square or Sqrt")
+    first.assert_outcomes(passed=2, failed=1)
+    assert note not in first.stdout.str()
+    assert list((project.path / ".gradlint_cache" / "runs").glob("*.json"))
+    again = run(project, "--gradlint", "-rP", "src", "-k", "Square or Sqrt")
+    again.assert_outcomes(passed=2, failed=1)
+    assert again.stdout.str().count(note) == 3  # both passes and the failure's report
+    again.stdout.fnmatch_lines(["✗ HalfSquare: Jacobian mismatch for x, output 0*"])
+    fresh = run(project, "--gradlint", "--gradlint-no-cache", "-rP", "src", "-k", "Square or Sqrt")
+    fresh.assert_outcomes(passed=2, failed=1)
+    assert note not in fresh.stdout.str()
+    ops = project.path / "src" / "pkg" / "ops.py"
+    ops.write_text(ops.read_text().replace("return grad * x\n", "return 2 * grad * x\n", 1))
+    edited = run(project, "--gradlint", "-rP", "src", "-k", "Square or Sqrt")
+    edited.assert_outcomes(passed=3)  # HalfSquare fixed: the file changed, every target runs again
+    assert note not in edited.stdout.str()
+
+
 def test_xdist_gives_the_same_outcomes(project):
     result = run(project, "--gradlint", "src", "-n", "2")
     result.assert_outcomes(passed=4, failed=1, skipped=1)

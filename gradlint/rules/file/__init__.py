@@ -1,0 +1,1 @@
+"""Rules about a file as a whole: it parses, its `# gradlint:` comments are valid and used."""

@@ -1,0 +1,2 @@
+"""Rules about calls of gradcheck and gradgradcheck: their inputs, options, results and the
+code they check."""

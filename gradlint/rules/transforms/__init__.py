@@ -1,0 +1,1 @@
+"""Rules about autograd Functions applied under torch.func transforms (vmap, grad, jvp...)."""
