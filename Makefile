@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat requirements-dev.txt pyproject.toml 2>/dev/null | cksum | cut -d' ' -f1)
 PIP := $(PY) -m pip --quiet --disable-pip-version-check
 
-.PHONY: run test pytest venv wheel clean vscode vscode-test vscode-e2e
+.PHONY: run test pytest venv wheel clean vscode vscode-test vscode-e2e editors
 
 venv: $(STAMP)
 
@@ -38,8 +38,14 @@ run: $(STAMP)
 # wheel installed into a fresh venv), the extension's unit tests, and the extension end to
 # end in a real VS Code (code-server + headless Chromium; vscode-extension/test-e2e/install.sh
 # installs what it needs once and caches it outside the repository).
+# Before the parts run: the real editors are installed as .ci/run does (Debian packages, when
+# this user may install them); what cannot be had here is listed, with how to get it.
 TEST_PARTS := pytest vscode-test vscode-e2e
 test:
+	@echo "==> what this machine has for the end-to-end tests"
+	@tests/editors/install.sh
+	@ls /root/.pyenv/versions/3.8*/bin/python3.8 /usr/bin/python3.8 /usr/local/bin/python3.8 >/dev/null 2>&1 \
+	  || echo "[python3.8] SKIPPED: tests/runner/test_lifecycle.py::test_worker_starts_under_python_38 (no python3.8: pyenv install 3.8)" >&2
 	@failed=""; \
 	for part in $(TEST_PARTS); do \
 	  echo "==> make $$part"; \
@@ -53,6 +59,10 @@ test:
 
 pytest: $(STAMP)
 	$(PY) -m pytest
+
+# Neovim and Emacs with eglot for tests/editors (apt-get; sudo when not root)
+editors:
+	tests/editors/install.sh
 
 EXT := vscode-extension
 $(EXT)/node_modules/.package-lock.json: $(EXT)/package-lock.json $(EXT)/package.json

@@ -18,6 +18,19 @@ collect_ignore = ["fixtures"]
 pytest_plugins = ("pytester",)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _users_own_configuration(tmp_path_factory):
+    """The folders trusted with `gradlint trust` live in the user's configuration: the tests
+    (and every gradlint they start) use an empty one of their own, never the real user's."""
+    previous = os.environ.get("GRADLINT_CONFIG_DIR")
+    os.environ["GRADLINT_CONFIG_DIR"] = str(tmp_path_factory.mktemp("user-config"))
+    yield
+    if previous is None:
+        os.environ.pop("GRADLINT_CONFIG_DIR", None)
+    else:
+        os.environ["GRADLINT_CONFIG_DIR"] = previous
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-snapshots", action="store_true",
                      help="rewrite the expected-output snapshots from the current output")

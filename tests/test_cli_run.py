@@ -84,7 +84,7 @@ def test_run_without_torch_says_what_to_do(cli, project, tmp_path):
     assert line.startswith(f"gradlint: error: torch is not installed in {python}. ")
     assert "`gradlint run --python PATH ...`" in line  # another interpreter
     assert f"`{python} -m pip install torch==2.13.0`" in line  # or torch there
-    assert '`pip install "torch-gradlint[torch]"`' in line
+    assert '`pip install "torch-gradlint[torch] @ git+https://github.com/gradlint/gradlint@v' in line
 
 
 def test_run_call_site_by_line(cli, project):
@@ -222,3 +222,17 @@ def test_the_worker_starts_before_the_planning_imports():
             "'gradlint.runner.targets', 'gradlint.runner.prove') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_cache_lives_in_the_project_root_whatever_folder_run_starts_from(cli, project):
+    """Run from a subfolder of a project (pyproject.toml without [tool.gradlint]): the cache
+    is the project's, shared with `gradlint check`, and `gradlint clean` removes it."""
+    (project / "pyproject.toml").write_text('[project]\nname = "ops"\n')
+    ran = cli("run", "../ops.py::Square", cwd=project / "tests", timeout=300)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert not (project / "tests" / ".gradlint_cache").exists()
+    assert list((project / ".gradlint_cache" / "runs").glob("*.json"))
+    again = cli("run", "../ops.py::Square", cwd=project / "tests", timeout=300)
+    assert "(cached)" in again.stdout
+    assert cli("clean", cwd=project / "tests").stdout.startswith("Removed ")
+    assert not (project / ".gradlint_cache").exists()

@@ -52,3 +52,80 @@ def test_one_default_run_timeout_everywhere():
 
 def test_the_extension_and_the_package_have_one_version():
     assert MANIFEST["version"] == gradlint.__version__
+
+
+# -- the lists the READMEs give, against the code ---------------------------------------------
+EXTENSION_README = (ROOT / "vscode-extension" / "README.md").read_text(encoding="utf-8")
+RULE_ROW = re.compile(r"^\| (GL\d{3}) \| `([\w-]+)` \| (.*) \|$", re.M)
+
+
+def test_the_readmes_list_every_rule_as_the_code_names_it():
+    from gradlint.rules import ALL_RULES
+
+    rows = RULE_ROW.findall(README)
+    assert [(code, name) for code, name, _ in rows] == [(rule.code, rule.name) for rule in ALL_RULES]
+    # the extension's README has the same table (without the names)
+    extension_rows = re.findall(r"^  \| (GL\d{3}) \| (.*) \|$", EXTENSION_README, re.M)
+    assert extension_rows == [(code, text) for code, _, text in rows]
+
+
+def test_the_readme_lists_every_output_format():
+    parser = build_parser()
+    check = next(action for action in parser._subparsers._group_actions[0].choices["check"]._actions
+                 if action.dest == "format")
+    [shown] = re.findall(r"^\$ gradlint check --format (\S+\|\S+)", README, re.M)
+    assert shown.split("|") == list(check.choices)
+    ci = README[README.index("## CI\n"):]
+    ci = ci[:ci.index("\n## ")]
+    shown_in_ci = {f for f in check.choices if re.search(rf"--format {f}(?![\w-])", ci)}
+    assert shown_in_ci == set(check.choices) - {"text", "json"}
+
+
+def test_the_readme_lists_every_configuration_key():
+    from gradlint.engine.config import KEYS
+
+    section = README[README.index("## Configuration\n"):]
+    block = section[section.index("```toml\n"):section.index("\n```\n")]
+    keys = re.findall(r"^([\w-]+) = ", block, re.M)
+    assert keys == list(KEYS)
+
+
+def test_the_extension_readme_lists_every_setting_of_its_manifest():
+    properties = MANIFEST["contributes"]["configuration"]["properties"]
+    listed = re.findall(r"^\| `(gradlint\.[\w.]+)` \| `([^`]*)` \|", EXTENSION_README, re.M)
+    assert [name for name, _ in listed] == list(properties)
+    for name, default in listed:
+        assert json.loads(default) == properties[name]["default"], name
+    commands = {c["command"]: c["title"] for c in MANIFEST["contributes"]["commands"]}
+    listed_commands = re.findall(r"^\| gradlint: ([^|]+?) \|", EXTENSION_README, re.M)
+    assert sorted(listed_commands) == sorted(commands.values())
+
+
+def test_the_readme_lists_every_editor_setting_the_server_reads():
+    from gradlint.server.settings import KEYS, parse_settings
+
+    section = README[README.index("## In your editor: `gradlint lsp`"):]
+    table = section[section.index("| setting | default | what it does |"):]
+    table = table[:table.index("\n\n")]
+    assert re.findall(r"^\| `(\w+)` \|", table, re.M) == list(KEYS)
+    # a misspelt one is reported, not silently dropped
+    _, problems = parse_settings({"runTimout": 5, "trace": {"server": "off"}, "args": []})
+    assert problems == [f"unknown setting `runTimout` (known: {', '.join(KEYS)})"]
+
+
+def test_the_readmes_map_of_the_code_names_every_package_folder():
+    """The Development section's map of `gradlint/` names each of its package folders (and
+    the rule families and worker subpackages), so a moved or new folder updates the map."""
+    section = README[README.index("## Development"):]
+    section = section[:section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    folders = sorted(p.parent.relative_to(ROOT / "gradlint").as_posix()
+                     for p in (ROOT / "gradlint").rglob("__init__.py") if p.parent != ROOT / "gradlint")
+    assert folders, "no package folders found"
+    missing = []
+    for folder in folders:
+        parts = folder.split("/")
+        named = f"`{folder}/" in section or (
+            parts[0] == "rules" and len(parts) == 2 and f"`{parts[1]}`" in section)
+        if not named:
+            missing.append(folder)
+    assert not missing, f"README.md's map of the code does not name {missing}"

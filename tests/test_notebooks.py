@@ -74,6 +74,20 @@ def test_check_reports_cell_line_column(cli, tmp_path):
     assert "GL000" not in result.stdout
 
 
+def test_the_summary_counts_a_notebooks_fixes_as_for_a_python_file(cli, tmp_path):
+    """`[*]` on a finding and "(N fixable with `--fix`)" in the summary agree for notebooks
+    too, with and without the cache."""
+    cells = [new_code_cell("import torch\nfrom torch.autograd import gradcheck"),
+             new_code_cell("a = torch.randn(2, dtype=torch.float64, requires_grad=True)\n"
+                           "b = torch.randn(2, dtype=torch.float64, requires_grad=True)\n"
+                           "gradcheck(torch.add, a, b)")]
+    write(tmp_path / "nb.ipynb", notebook(*cells))
+    for _ in range(2):  # the second run is answered from the cache
+        result = cli("check", "nb.ipynb", cwd=tmp_path)
+        assert result.stdout.splitlines()[0].endswith("[*]"), result.stdout
+        assert "Found 1 problem (1 fixable with `--fix`)." in result.stdout
+
+
 def test_json_and_sarif_carry_cell_positions(cli, tmp_path):
     shutil.copy(FIXTURE, tmp_path / "prototype.ipynb")
     [finding] = json.loads(cli("check", "prototype.ipynb", "--format", "json", cwd=tmp_path).stdout)

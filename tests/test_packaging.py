@@ -133,4 +133,4 @@ def test_the_wheel_installs_under_its_own_name_into_a_fresh_venv_and_works(tmp_p
     no_torch = _run([command, "run", "ops.py::Square", "--no-cache"], cwd=tmp_path / "project")
     assert no_torch.returncode == 2
     assert no_torch.stderr.startswith(f"gradlint: error: torch is not installed in {python}")
-    assert "--python PATH" in no_torch.stderr and '"torch-gradlint[torch]"' in no_torch.stderr
+    assert "--python PATH" in no_torch.stderr and '"torch-gradlint[torch] @ git+' in no_torch.stderr

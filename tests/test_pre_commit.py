@@ -21,8 +21,11 @@ import pytest
 import yaml
 from nbformat.v4 import new_code_cell, new_notebook
 
+from readme_release import MISSING_TAG, clone_with_tags, pre_commit_config, pre_commit_rev, tag_commit, tree_size
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+PRE_COMMIT_CI_LIMIT = 250 * 2 ** 20  # pre-commit.ci's free tier, per hook environment
 
 FLOAT32 = textwrap.dedent("""\
     import torch
@@ -51,6 +54,14 @@ WRONG_BACKWARD = textwrap.dedent("""\
     """)
 
 RIGHT_BACKWARD = WRONG_BACKWARD.replace("2 * x * grad", "3 * x ** 2 * grad")
+
+NEW_MISTAKE = textwrap.dedent("""\
+
+
+    def test_cos():
+        y = torch.randn(3, requires_grad=True)
+        assert gradcheck(torch.cos, (y,))
+    """)
 
 
 def status(output: str, hook: str) -> str:
@@ -93,6 +104,7 @@ class Project:
     """A git repository with a .pre-commit-config.yaml using the hooks of this checkout."""
 
     def __init__(self, path: Path, hooks: tuple[Path, str], home: Path):
+        path.mkdir(exist_ok=True)
         self.path = path
         self.hooks_path, self.rev = hooks
         self.home = home
@@ -103,7 +115,14 @@ class Project:
 
     def configure(self, *hooks: dict) -> None:
         config = {"repos": [{"repo": str(self.hooks_path), "rev": self.rev, "hooks": list(hooks)}]}
+        self.write_config(config)
+
+    def write_config(self, config: dict) -> None:
         (self.path / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+
+    def hook_environments(self) -> list[Path]:
+        """The environments pre-commit built for `language: python` hooks."""
+        return sorted(self.home.glob("repo*/py_env-*"))
 
     def run(self, *args: str) -> subprocess.CompletedProcess:
         git(self.path, "add", "-A")
@@ -192,3 +211,56 @@ def test_gradlint_run_hook_runs_gradcheck_on_changed_files(project):
     (project / "ops.py").write_text(RIGHT_BACKWARD)
     result = project.run("--files", "ops.py")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_hook_environment_has_no_torch_and_fits_pre_commit_ci(project):
+    (project / "clean.py").write_text("import torch\n")
+    project.configure({"id": "gradlint"})
+    assert project.run("--all-files").returncode == 0
+    [environment] = project.hook_environments()
+    size = tree_size(environment)
+    assert size < PRE_COMMIT_CI_LIMIT, f"{size / 2 ** 20:.0f} MiB"
+    assert not list(environment.glob("lib/python3*/site-packages/torch")), "the hook environment has torch"
+    print(f"gradlint hook environment: {size / 2 ** 20:.1f} MiB")
+
+
+def test_the_hook_honours_the_baseline(cli, project):
+    """Adopting gradlint: the old findings go into the baseline; the hook then passes through
+    moved lines and fails on a new mistake only (one finding)."""
+    (project / "test_ops.py").write_text(FLOAT32)
+    (project / "pyproject.toml").write_text("[tool.gradlint]\n")
+    project.configure({"id": "gradlint"})
+    assert project.run("--all-files").returncode == 1
+    assert cli("check", "--write-baseline", cwd=project.path).returncode == 0
+    passed = project.run("--all-files")
+    assert passed.returncode == 0, passed.stdout
+    (project / "test_ops.py").write_text("import os\n\n" + FLOAT32 + NEW_MISTAKE)
+    failed = project.run("--files", "test_ops.py")
+    assert failed.returncode == 1, failed.stdout
+    found = [line for line in failed.stdout.splitlines() if ": GL0" in line]
+    assert found == ["test_ops.py:14:34: GL001 gradcheck input `y` is float32 (torch's default dtype); "
+                     "finite differences need float64 [*]"]
+    assert "Found 1 problem" in failed.stdout
+
+
+def test_the_readmes_snippet_works_as_written(tmp_path, pre_commit_home):
+    """The README's .pre-commit-config.yaml, with only the repository's URL replaced by a clone
+    of this repository: the `rev` it names must be there."""
+    rev = pre_commit_rev()
+    if tag_commit(rev) is None:
+        pytest.skip(MISSING_TAG.format(tag=rev) + " (tests/test_install_paths.py fails on it)")
+    clone = clone_with_tags(tmp_path / "gradlint")
+    config = pre_commit_config()
+    config["repos"][0]["repo"] = str(clone)
+    project = Project(tmp_path / "project", (clone, rev), tmp_path / "home")
+    (project / "test_ops.py").write_text(FLOAT32)
+    (project / "ops.py").write_text(WRONG_BACKWARD)
+    project.write_config(config)
+    result = project.run("--all-files")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert status(result.stdout, "gradlint") == "Failed"
+    assert "test_ops.py:7:34: GL001" in result.stdout
+    assert status(result.stdout, "gradlint run (gradcheck)") == "Failed"
+    assert "ops.py::Cube" in result.stdout
+    [environment] = project.hook_environments()
+    assert tree_size(environment) < PRE_COMMIT_CI_LIMIT

@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -22,10 +23,11 @@ from ..engine.files import (FileOptions, FileReport, Resolved, UsageError, disco
 from ..engine.fixes import fixes_apply
 from ..engine.reading import is_notebook
 from ..findings import Finding
+from . import baseline as baseline_cli
+from .cache_location import cache_directory
 from . import output
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-CACHE_DIRECTORY = ".gradlint_cache"
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -56,7 +58,7 @@ def _codes(value: str) -> list[str]:
 
 # commands that never need `gradlint run`'s modules (the runner, asyncio): a re-run of
 # `check` answered from the cache should not pay for importing them
-_LIGHT_COMMANDS = frozenset({"check", "clean", "rule", "rules", "lsp"})
+_LIGHT_COMMANDS = frozenset({"check", "clean", "rule", "rules", "lsp", "trust", "untrust"})
 
 
 def build_parser(with_run: bool = True) -> argparse.ArgumentParser:
@@ -97,6 +99,14 @@ def build_parser(with_run: bool = True) -> argparse.ArgumentParser:
                        help="where to keep the cache (default: .gradlint_cache/ in the project "
                             "root, or $GRADLINT_CACHE_DIR)")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    check.add_argument("--write-baseline", action="store_true",
+                       help="record the current findings in the baseline (gradlint-baseline.json at "
+                            "the project root, or `baseline` in [tool.gradlint]); later runs report "
+                            "only findings not in it; fixed entries are dropped")
+    check.add_argument("--baseline", type=Path, metavar="FILE",
+                       help="the baseline file to use (and write) instead of the configured one")
+    check.add_argument("--no-baseline", action="store_true",
+                       help="report every finding, also those in the baseline")
 
     clean_command = commands.add_parser("clean", help="remove the cache of findings")
     clean_command.add_argument("--cache-dir", type=Path, metavar="DIR",
@@ -116,6 +126,10 @@ def build_parser(with_run: bool = True) -> argparse.ArgumentParser:
     from .config_command import add_parser as add_config_parser
 
     add_config_parser(commands)
+
+    from .trust_command import add_parsers as add_trust_parsers
+
+    add_trust_parsers(commands)
 
     lsp = commands.add_parser("lsp", help="run the language server (stdio)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (for debugging)")
@@ -145,6 +159,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .run import run_command
 
             return run_command(args)
+        if args.command in ("trust", "untrust"):
+            from .trust_command import trust_command, untrust_command
+
+            return (trust_command if args.command == "trust" else untrust_command)(args)
     except (UsageError, ConfigError) as error:
         print(f"gradlint: error: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -188,6 +206,10 @@ def _check(args: argparse.Namespace) -> int:
                          and "NO_COLOR" not in os.environ)
 
     stdin_mode = args.stdin_filename is not None or args.paths == ["-"]
+    if args.write_baseline and (args.no_baseline or args.diff or stdin_mode):
+        other = "--no-baseline" if args.no_baseline else "--diff" if args.diff else "standard input"
+        raise UsageError(f"--write-baseline cannot be combined with {other}")
+    checked: list[baseline_cli.Checked] = []
     if stdin_mode:
         if args.paths not in ([], ["-"]):
             raise UsageError("`-`/--stdin-filename cannot be combined with other paths")
@@ -198,6 +220,7 @@ def _check(args: argparse.Namespace) -> int:
         text = _read_stdin()
         reports = [lint_text(text, path, display, options, fix=fixing, unsafe=unsafe,
                              count_fixes=count_fixes)]
+        checked.append(_checked(reports[0], config, options, args.baseline))
         if args.fix and not args.diff:
             sys.stdout.write(reports[0].fixed or text)
             blocked = set() if fixes_apply(reports[0].findings) else {display}
@@ -218,9 +241,11 @@ def _check(args: argparse.Namespace) -> int:
             display = _display(path, real_cwd, resolve)
             if in_shard(display, shard):
                 jobs.append(Job(path, display, file_options(path)))
-        cache = None if args.no_cache else CheckCache(_cache_directory(args.cache_dir, resolver, cwd))
+        cache = None if args.no_cache else CheckCache(cache_directory(args.cache_dir, resolver, cwd))
         reports = check_files(jobs, workers=args.jobs, fixing=fixing, unsafe=unsafe, cache=cache,
                               count_fixes=count_fixes)
+        checked = [_checked(report, file_options.config(job.path), job.options, args.baseline)
+                   for job, report in zip(jobs, reports)]
 
     if args.diff:
         return _print_diffs(reports, args.exit_zero)
@@ -229,11 +254,29 @@ def _check(args: argparse.Namespace) -> int:
             if report.fixed is not None and report.fixed != report.original:
                 report.path.write_text(report.fixed, encoding="utf-8", newline="")
 
+    show = baseline_cli.shown_path(cwd)
+    if args.write_baseline:
+        written = baseline_cli.write(checked, show)
+        if not args.quiet:
+            for line in written.written:
+                print(line, file=sys.stderr if args.format != "text" else sys.stdout)
+        return EXIT_CLEAN
     findings = [f for report in reports for f in report.findings]
     fixed = sum(report.fixes_applied for report in reports)
     fixable = sum(report.fixable for report in reports) if count_fixes else None
     blocked = {report.display for report in reports if not fixes_apply(report.findings)}
-    _print(findings, args, style, unsafe, fixed, cwd, fixable, blocked, reports)
+    notes: list[str] = []
+    if not args.no_baseline:
+        outcome = baseline_cli.apply(checked, show)
+        if outcome.hidden:  # every format reports only the findings the baselines do not hold
+            kept = {id(f) for f in outcome.findings}
+            reports = [replace(r, findings=[f for f in r.findings if id(f) in kept]) for r in reports]
+            findings = outcome.findings
+            fixable = None  # (counted over the findings shown)
+        notes = baseline_cli.summary_lines(outcome, show)
+        if outcome.removable and args.format != "text" and not args.quiet:
+            print(f"gradlint: {baseline_cli.removable_line(outcome.removable)}", file=sys.stderr)
+    _print(findings, args, style, unsafe, fixed, cwd, fixable, blocked, reports, notes)
     broken = [report for report in reports if report.internal_error]
     for report in broken:
         print(f"gradlint: error: {report.display}: internal error ({report.internal_error}); "
@@ -243,6 +286,11 @@ def _check(args: argparse.Namespace) -> int:
     if args.exit_zero or not output.failing(findings):
         return EXIT_CLEAN  # hints are shown, but do not fail the check
     return EXIT_FINDINGS
+
+
+def _checked(report: FileReport, config, options, explicit: Path | None) -> "baseline_cli.Checked":
+    return baseline_cli.Checked(report, explicit.absolute() if explicit is not None else config.baseline_path,
+                                explicit is not None or config.baseline is not None, options.select)
 
 
 def _read_stdin() -> str:
@@ -263,27 +311,9 @@ def _display(path: Path, real_cwd: Path, resolve=Path.resolve) -> str:
         return path.as_posix()
 
 
-def _cache_directory(explicit: Path | None, resolver: ConfigResolver, cwd: Path) -> Path:
-    """--cache-dir, else $GRADLINT_CACHE_DIR, else .gradlint_cache/ in the project root (the
-    directory of the pyproject.toml that configures gradlint, or the working directory),
-    else, when that is not writable, a directory for the project in the user's cache."""
-    if explicit is not None:
-        return explicit
-    if os.environ.get("GRADLINT_CACHE_DIR"):
-        return Path(os.environ["GRADLINT_CACHE_DIR"])
-    root = resolver.for_path(cwd / "__init__.py").root.resolve()
-    local = root / CACHE_DIRECTORY
-    if os.access(local if local.is_dir() else root, os.W_OK):
-        return local
-    user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gradlint"
-    import hashlib
-
-    return user / hashlib.blake2b(os.fsencode(root), digest_size=8).hexdigest()
-
-
 def _clean(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
-    directory = _cache_directory(args.cache_dir, ConfigResolver(cwd), cwd)
+    directory = cache_directory(args.cache_dir, ConfigResolver(cwd), cwd)
     if clean(directory):
         print(f"Removed {directory}")
     else:
@@ -292,7 +322,8 @@ def _clean(args: argparse.Namespace) -> int:
 
 
 def _print(findings: list[Finding], args, style: output.Style, unsafe: bool, fixed: int,
-           cwd: Path, fixable: int | None, blocked: set[str], reports: list[FileReport]) -> None:
+           cwd: Path, fixable: int | None, blocked: set[str], reports: list[FileReport],
+           notes: Sequence[str] = ()) -> None:
     if args.format in ("junit", "json-lines"):
         from . import ci_output
     if args.format == "junit":
@@ -323,6 +354,8 @@ def _print(findings: list[Finding], args, style: output.Style, unsafe: bool, fix
             print()
         for line in output.summary(findings, style, unsafe=unsafe, fixed=fixed, fixing=args.fix,
                                    fixable=fixable, blocked=blocked):
+            print(line)
+        for line in notes:
             print(line)
 
 

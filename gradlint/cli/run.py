@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..analysis.source import SourceDecodeError
 from ..engine.batch import default_workers, in_shard, parse_shard
 from ..engine.config import ConfigResolver
+from .cache_location import cache_directory
 from ..engine.files import UsageError, discover, read_text, resolves_inside
 from ..engine.reading import is_notebook
 from ..runner import DEFAULT_LIMITS, WorkerClient, WorkerStartError, adopt_orphans, kill_orphans
@@ -46,6 +47,9 @@ def add_parser(commands) -> None:
     run.add_argument("--python", metavar="PATH", default=None,
                      help="interpreter that runs the checks (default: the one running gradlint)")
     run.add_argument("--no-cache", action="store_true", help="ignore and do not write cached results")
+    run.add_argument("--cache-dir", type=Path, metavar="DIR",
+                     help="where to keep the cache (default: .gradlint_cache/ in the project root, "
+                          "or $GRADLINT_CACHE_DIR)")
     run.add_argument("-o", "--option", action="append", default=[], metavar="NAME=VALUE",
                      help="a check option, e.g. eps=1e-4, atol=1e-3, check_batched_grad=true, "
                           "gradgradcheck=false, fast_mode=false (repeatable; see "
@@ -264,7 +268,7 @@ async def _run_all(plans: list[RunPlan], client: WorkerClient, starting, args, c
             advice = worker_advice(error.reason, client.python, "`gradlint run --python PATH ...`")
             print(f"gradlint: error: {error.reason}. {' '.join(advice)}", file=sys.stderr)
             return None
-        cache = ResultCache(None if args.no_cache else cwd / ".gradlint_cache" / "runs")
+        cache = ResultCache(None if args.no_cache else _runs_cache(args.cache_dir, cwd))
         prover = Prover(cache, f"{info.executable}:{info.torch}")
 
         def run(item: RunPlan, request: dict):
@@ -325,3 +329,15 @@ def _counted_as(proof: Proof, named: set[str]) -> str:
             return "inconclusive"
         return "failed" if proof.plan.display in named else "skipped"
     return "failed"
+
+
+def _runs_cache(explicit: Path | None, cwd: Path) -> Path | None:
+    """The results of runs, in the project's cache directory (`gradlint clean` removes it)."""
+    from ..engine.check_cache import mark
+
+    directory = cache_directory(explicit, ConfigResolver(cwd), cwd)
+    try:
+        mark(directory)
+    except OSError:
+        return None  # a read-only place: runs are not cached
+    return directory / "runs"

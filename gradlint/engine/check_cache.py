@@ -126,12 +126,18 @@ class CheckCache:
     def _prepare(self) -> None:
         if self._prepared:
             return
-        self.directory.mkdir(parents=True, exist_ok=True)
-        marker = self.directory / MARKER
-        if not marker.exists():
-            marker.write_text(_TAG)
-            (self.directory / ".gitignore").write_text("# created by gradlint\n*\n")
+        mark(self.directory)
         self._prepared = True
+
+
+def mark(directory: Path) -> None:
+    """Create a cache directory, tagged as gradlint's (CACHEDIR.TAG: backup tools skip it,
+    `gradlint clean` removes it) and ignored by git. OSError when it cannot be written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    marker = directory / MARKER
+    if not marker.exists():
+        marker.write_text(_TAG)
+        (directory / ".gitignore").write_text("# created by gradlint\n*\n")
 
 
 def is_cache_directory(directory: Path) -> bool:

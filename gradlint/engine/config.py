@@ -18,7 +18,8 @@ from ..findings import Severity
 from .options import ALL_CODES, AUTO, LintOptions
 from .reading import read_bytes
 
-KEYS = ("select", "ignore", "exclude", "per-file-ignores", "severity", "default-dtype")
+KEYS = ("select", "ignore", "exclude", "per-file-ignores", "severity", "default-dtype", "baseline")
+BASELINE_FILE = "gradlint-baseline.json"  # at the project root, unless `baseline` names another
 DEFAULT_DTYPES = ("auto", "float32", "float64", "unknown")
 
 
@@ -116,6 +117,12 @@ class Config:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     severity: dict[str, Severity] = field(default_factory=dict)
     default_dtype: str = "auto"
+    baseline: Path | None = None  # `baseline = "..."`, relative to the pyproject.toml
+
+    @property
+    def baseline_path(self) -> Path:
+        """The baseline file of this configuration (it may not exist)."""
+        return self.baseline if self.baseline is not None else self.root / BASELINE_FILE
 
     def relative(self, path: Path) -> str:
         try:
@@ -182,6 +189,12 @@ def parse_config(data: Mapping[str, Any], root: Path, source: Path | None) -> Co
         if value not in DEFAULT_DTYPES:
             raise ConfigError(f"{where} default-dtype: `{value}` is not one of {', '.join(DEFAULT_DTYPES)}")
         config.default_dtype = value
+    if "baseline" in data:
+        value = data["baseline"]
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{where} baseline: expected the path of a baseline file as a string "
+                              f"(relative to this pyproject.toml), got {value!r}")
+        config.baseline = root / value
     return config
 
 

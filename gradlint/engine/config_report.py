@@ -119,6 +119,7 @@ def explain(path: Path, display: str, config: Config, overrides: Sequence[Overri
         "per-file-ignores": {k: list(v) for k, v in config.per_file_ignores.items()},
         "severity": {k: v.value for k, v in config.severity.items()},
         "default-dtype": config.default_dtype,
+        "baseline": str(config.baseline_path),
     }
     report = ConfigReport(display, origin_file, str(config.root))
     for key in KEYS:

@@ -294,7 +294,7 @@ def lint_text(text: str, path: Path | None, display: str, options: LintOptions, 
 
     report = FileReport(path or Path(display), display, original=text)
     if is_notebook(display):
-        return _lint_notebook(report, options, fix, unsafe, cache)
+        return _lint_notebook(report, options, fix, unsafe, cache, count_fixes)
     try:
         if fix:
             outcome: FixOutcome = fix_source(text, display, options, unsafe=unsafe, cache=cache)
@@ -313,7 +313,8 @@ def lint_text(text: str, path: Path | None, display: str, options: LintOptions, 
 
 
 def _lint_notebook(report: FileReport, options: LintOptions, fix: bool, unsafe: bool,
-                   cache: LintCache | None) -> FileReport:
+                   cache: LintCache | None, count_fixes: bool = False) -> FileReport:
+    from .fixes import allowed, fixes_apply
     from .notebooks import NotebookError, lint_notebook
 
     assert report.original is not None
@@ -329,4 +330,11 @@ def _lint_notebook(report: FileReport, options: LintOptions, fix: bool, unsafe: 
     report.findings = result.findings
     report.fixed = result.fixed_text
     report.fixes_applied = result.fixes_applied
+    if count_fixes and not fix and fixes_apply(report.findings) and \
+            any(allowed(f.fix, unsafe) for f in report.findings):
+        try:  # what `--fix` would apply, counted by fixing a copy, as for a .py file
+            report.fixable = lint_notebook(report.original, report.display, options, fix=True,
+                                           unsafe=unsafe, cache=cache).fixes_applied
+        except Exception as error:  # a bug in gradlint: report it, and go on with other files
+            report.internal_error = f"{type(error).__name__}: {error}"
     return report

@@ -184,6 +184,19 @@ def used_elsewhere(site: Site, name: str, allowed: Iterable[cst.CSTNode]) -> boo
     return visitor.count > 0
 
 
+def unsafe_because(site: Site, name: str, allowed: Iterable[cst.CSTNode]) -> str | None:
+    """Why changing what ``name`` holds would change other code too (a fix title says it),
+    or None when only the ``allowed`` subtrees read it."""
+    if site.scope.kind != "function" or site.scope.binding_scope(name) is not site.scope:
+        return (f"`{name}` is a module-level name, which other code may read (in a notebook, "
+                f"every cell)")
+    if used_elsewhere(site, name, allowed):
+        node = site.scope.node
+        where = f" `{node.name.value}`" if isinstance(node, cst.FunctionDef) else ""
+        return f"`{name}` is also read elsewhere in the function{where}"
+    return None
+
+
 def applicability(safe: bool) -> Applicability:
     return Applicability.SAFE if safe else Applicability.UNSAFE
 

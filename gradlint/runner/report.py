@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from .. import __version__
 from .result import RunResult, Status
 
 MARKS: Mapping[Status, str] = {"pass": "✓", "fail": "✗", "error": "✗", "crash": "✗", "memory": "✗", "timeout": "⏱",
@@ -126,13 +127,14 @@ def render_markdown(result: RunResult, name: str, relative=lambda p: p,
         parts += ["", f"Where: `{where}`"]
     rows = worst_rows(result)
     if rows:
-        parts += ["", "| input element | output element | numerical | analytical | abs error | rel error |",
-                  "|---|---|---:|---:|---:|---:|"]
+        # four columns, the element pair in one: an editor shows the report beside the code, in
+        # half a window or less (six columns of unbreakable code spans ran off its right edge)
+        parts += ["", "| input → output element | numerical | analytical | \\|Δ\\| |", "|---|---:|---:|---:|"]
         for row in rows:
-            parts.append(f"| `{row.get('input')}{_index(row.get('input_index'))}` "
-                         f"| `{row.get('output_name', row.get('output'))}{_index(row.get('output_index'))}` "
+            parts.append(f"| `{row.get('input')}{_index(row.get('input_index'))}` → "
+                         f"`{row.get('output_name', row.get('output'))}{_index(row.get('output_index'))}` "
                          f"| {_number(row.get('numerical'))} | {_number(row.get('analytical'))} "
-                         f"| {_number(row.get('abs_error'), 3)} | {_number(row.get('rel_error'), 3)} |")
+                         f"| {_number(row.get('abs_error'), 3)} |")
     inputs = _inputs_line(result.inputs)
     if inputs:
         parts += ["", f"Inputs{f' ({source})' if source else ''}:"]
@@ -164,6 +166,9 @@ def render_markdown(result: RunResult, name: str, relative=lambda p: p,
 
 
 TORCH_REQUIREMENT = "torch==2.13.0"  # the torch gradlint is tested with (the `torch` extra)
+# gradlint and torch together, as the README's Install says (torch-gradlint is not on PyPI yet:
+# a release is installed from its git tag; docs/releasing.md says when this changes)
+WITH_TORCH = f"torch-gradlint[torch] @ git+https://github.com/gradlint/gradlint@v{__version__}"
 
 
 def worker_advice(reason: str, python: str, choose: str) -> list[str]:
@@ -173,5 +178,5 @@ def worker_advice(reason: str, python: str, choose: str) -> list[str]:
     lines = [f"Run gradcheck with a Python that has torch: {choose}."]
     if "torch" in reason:
         lines.append(f"Or install torch into {python}: `{python} -m pip install {TORCH_REQUIREMENT}` "
-                     f"(or gradlint and torch together: `pip install \"torch-gradlint[torch]\"`).")
+                     f"(or gradlint and torch together: `pip install \"{WITH_TORCH}\"`).")
     return lines

@@ -39,8 +39,6 @@ log = logging.getLogger("gradlint.server")
 RUN_COMMAND = "gradlint.runGradcheck"
 RUN_FILE_COMMAND = "gradlint.runGradcheckFile"
 LAST_REPORT = "gradlint/lastReport"
-UNTRUSTED = ("running gradcheck executes code from this workspace; trust the workspace "
-             "to enable it (static diagnostics work without trust)")
 RESULTS_CACHE = Path(".gradlint_cache", "runs")  # in the workspace folder, shared with `gradlint run`
 
 
@@ -188,7 +186,7 @@ class GradcheckRuns:
         document = self.ls.documents.get(uri)
         if document is None:
             raise RunRefused(message=f"{uri} is not open")
-        self._require_trust()
+        self._require_trust(uri)
         self._require_inside(uri)
         target = await self._target_at(document, line)
         if target is None:
@@ -200,16 +198,17 @@ class GradcheckRuns:
         document = self.ls.documents.get(uri)
         if document is None:
             raise RunRefused(message=f"{uri} is not open")
-        self._require_trust()
+        self._require_trust(uri)
         self._require_inside(uri)
         targets = [t for t in await self.targets(document) if t.importable and not t.skip]
         return [outcome.proof.to_json() for outcome in await self._run(document, targets)]
 
-    def _require_trust(self) -> None:
-        if not self.ls.trusted:
+    def _require_trust(self, uri: str) -> None:
+        refused = self.ls.run_refused(uri)
+        if refused is not None:
             self.ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning,
-                                                                f"gradlint: {UNTRUSTED}"))
-            raise RunRefused(message=UNTRUSTED)
+                                                                f"gradlint: {refused}"))
+            raise RunRefused(message=refused)
 
     def _outside(self, uri: str) -> str | None:
         """Why the file at ``uri`` may not run, or None. Runs stay inside the workspace
@@ -448,7 +447,7 @@ class GradcheckRuns:
 
     def document_saved(self, uri: str) -> None:
         document = self.ls.documents.get(uri)
-        if document is None or not self.ls.settings_for(uri).run_on_save or not self.ls.trusted \
+        if document is None or not self.ls.settings_for(uri).run_on_save or self.ls.run_refused(uri) \
                 or self._outside(uri):
             return
         task = asyncio.ensure_future(self.run_file(uri))

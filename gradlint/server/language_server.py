@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,10 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from .. import __version__
+from ..engine import trust_store
+from ..engine.trust_store import TrustedFolders
 from . import convert, notebooks, trust
+from .baselined import Baselines
 from .documents import UTF8, UTF16, UTF32, Document, DocumentStore
 from .lifecycle import Lifecycle, LifecycleProtocol
 from .linting import Debouncer, Linter, LintSnapshot, ProjectConfigs
@@ -90,11 +94,14 @@ class GradlintServer(LanguageServer):
         self.settings = Settings()  # from initializationOptions (and global configuration)
         self.folder_settings: dict[str, Settings] = {}  # workspace folder uri -> settings
         self.trusted = False  # see trust.py: only the client's boolean `true` grants it
+        self.client_decides_trust = False  # the client has workspace trust of its own (VS Code)
+        self.trusted_folders = TrustedFolders(trust_store.default_location(os.environ, Path.home()))
         self._trust_in_settings_logged = False
         self.pull_mode = False  # the client pulls diagnostics (textDocument/diagnostic)
         self.encoding = UTF16
         self.linter = Linter()
         self.configs = ProjectConfigs(self._config_problem)
+        self.baselines = Baselines()
         self.debouncer = Debouncer()
         self.snapshots: dict[str, LintSnapshot] = {}
         self.lint_tasks: set[asyncio.Task] = set()  # lints in flight (the lifecycle waits for them)
@@ -116,19 +123,23 @@ class GradlintServer(LanguageServer):
         for problem in problems:
             log.warning("initializationOptions: %s", problem)
         self.trusted = trust.from_initialization(options)
+        self.client_decides_trust = trust.client_decides(options)
         self.pull_mode = self.capability("text_document", "diagnostic") is not None
         encoding = self.workspace.position_encoding or UTF16
         self.encoding = {types.PositionEncodingKind.Utf8: UTF8, types.PositionEncodingKind.Utf32: UTF32}.get(
             encoding, UTF8 if encoding == "utf-8" else UTF32 if encoding == "utf-32" else UTF16)
         log.info("gradlint %s: %s positions, %s diagnostics, workspace %s", __version__, self.encoding,
-                 "pull" if self.pull_mode else "push", "trusted" if self.trusted else "not trusted")
+                 "pull" if self.pull_mode else "push",
+                 ("trusted" if self.trusted else "not trusted") if self.client_decides_trust
+                 else f"trusted by `gradlint trust` ({self.trusted_folders.path})")
 
     async def watch_files(self) -> None:
         """Ask the client to tell us about configuration and Python files changing on disk."""
         if not self.capability("workspace", "did_change_watched_files", "dynamic_registration"):
             return
         watchers = [types.FileSystemWatcher(glob_pattern=pattern)
-                    for pattern in ("**/pyproject.toml", "**/conftest.py", "**/*.py", "**/*.pyi")]
+                    for pattern in ("**/pyproject.toml", "**/conftest.py", "**/*.py", "**/*.pyi",
+                                    "**/*.json")]  # (baseline files: any name `baseline` may give)
         try:
             await self.client_register_capability_async(types.RegistrationParams(registrations=[
                 types.Registration(id="gradlint-watch-config",
@@ -175,6 +186,15 @@ class GradlintServer(LanguageServer):
             return None
         path = to_fs_path(uri)
         return Path(path) if path else None
+
+    def run_refused(self, uri: str) -> str | None:
+        """Why code from the document at ``uri`` may not run (trust), or None."""
+        if self.client_decides_trust:
+            return None if self.trusted else trust.UNTRUSTED
+        _, root = self.folder_of(uri)
+        if self.trusted_folders.trusting(root) is not None:
+            return None
+        return trust.refusal(str(root.resolve()), self.trusted_folders.problem)
 
     def settings_for(self, uri: str) -> Settings:
         folder, _ = self.folder_of(uri)
@@ -241,6 +261,8 @@ class GradlintServer(LanguageServer):
             findings = []
         if findings is None:
             return None  # superseded by a newer version's lint
+        findings = self.baselines.apply(findings, text, path, self.configs.config_for(path, root),
+                                        options.select, settings.baselined_findings)
         snapshot = LintSnapshot(document.uri, version, tuple(findings))
         current = self.documents.get(document.uri)
         if current is not None and current.version == version:

@@ -185,6 +185,9 @@ class Notebooks:
                                                      options, self.ls.linter.cache)
             except Exception:  # a bug in gradlint must not take the editor down
                 log.exception("linting notebook %s failed", notebook.uri)
+            findings = self.ls.baselines.apply(findings, None, path, self.ls.configs.config_for(path, root),
+                                               options.select, settings.baselined_findings,
+                                               cells={cell.index: cell.text for cell in texts})
         by_position: dict[int, list[Finding]] = {}
         for finding in findings:
             by_position.setdefault(finding.cell or 0, []).append(finding)

@@ -142,8 +142,10 @@ async def did_change_configuration(ls: GradlintServer,
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched_files(ls: GradlintServer, params: types.DidChangeWatchedFilesParams) -> None:
-    if any(change.uri.endswith(("pyproject.toml", "conftest.py")) for change in params.changes):
+    if any(change.uri.endswith(("pyproject.toml", "conftest.py")) for change in params.changes) or \
+            ls.baselines.changed(ls.path_of(change.uri) for change in params.changes):
         ls.configs.invalidate()
+        ls.baselines.invalidate()
         ls.relint_all()
     elif ls.workspace_diagnostics is not None:
         ls.workspace_diagnostics.files_changed(params.changes)
@@ -160,6 +162,7 @@ async def did_change_folders(ls: GradlintServer,
 @server.feature("gradlint/setWorkspaceTrust")
 def set_workspace_trust(ls: GradlintServer, params: Any) -> None:
     ls.trusted = trust.from_notification(plain(params))
+    ls.client_decides_trust = True
     log.info("workspace %s", "trusted" if ls.trusted else "not trusted")
     if ls.runs is not None:
         ls.runs.trust_changed()

@@ -33,9 +33,18 @@ class Settings:
     # "auto": workspace/diagnostic answered for pull clients; "workspace": push clients get
     # closed files published too; "openFilesOnly": open files only, for every client
     diagnostic_mode: str = "auto"
+    # findings the project's baseline holds: "hint" (shown as hints) or "hide"
+    baselined_findings: str = "hint"
 
 
+# the keys a client may send (after VS Code's nested `run.*`/`codeLens.*` are flattened);
+# `args` and `trace` are the VS Code extension's own (its part of the `gradlint` section)
+KEYS = ("enable", "select", "ignore", "severity", "debounce", "docsUrl", "diagnosticMode",
+        "baselinedFindings", "interpreter", "runTimeout", "runMemoryLimitMb", "runOnSave", "codeLens",
+        "runOptions")
+CLIENT_KEYS = ("args", "trace", "debounceMs", "workspaceTrusted")
 DIAGNOSTIC_MODES = ("auto", "workspace", "openFilesOnly")
+BASELINED_FINDINGS = ("hint", "hide")
 
 
 def _flatten(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -64,6 +73,10 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
         raw = raw["gradlint"]
     values = _flatten(raw)
     changes: dict[str, Any] = {}
+    unknown = sorted(str(key) for key in values if key not in KEYS and key not in CLIENT_KEYS)
+    if unknown:
+        problems.append(f"unknown setting{'s' if len(unknown) > 1 else ''} "
+                        f"{', '.join(f'`{key}`' for key in unknown)} (known: {', '.join(KEYS)})")
 
     def codes(key: str) -> tuple[str, ...] | None:
         value = values.get(key)
@@ -115,6 +128,12 @@ def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, li
         else:
             problems.append(f"diagnosticMode: expected one of {', '.join(DIAGNOSTIC_MODES)}, "
                             f"got {values['diagnosticMode']!r}")
+    if "baselinedFindings" in values and values["baselinedFindings"] is not None:
+        if values["baselinedFindings"] in BASELINED_FINDINGS:
+            changes["baselined_findings"] = values["baselinedFindings"]
+        else:
+            problems.append(f"baselinedFindings: expected one of {', '.join(BASELINED_FINDINGS)}, "
+                            f"got {values['baselinedFindings']!r}")
     for key, attr in (("interpreter", "interpreter"), ("docsUrl", "docs_url")):
         value = values.get(key)
         if isinstance(value, list):

@@ -176,6 +176,7 @@ class WorkspaceDiagnostics:
             try:
                 text = read_text(path)
                 findings = tuple(lint_source(text, str(path), options, self.cache).findings)
+                findings = tuple(self._baselined(findings, text, path))
             except SourceDecodeError as error:
                 findings = (file_error(str(path), error.message, error.line, error.column),)
             except OSError:
@@ -189,6 +190,15 @@ class WorkspaceDiagnostics:
                 else f"w{self.generation}.{next(_IDS)}"
             results.append((uri, FileState(stamp, key, findings, result_id)))
         return results
+
+    def _baselined(self, findings: tuple[Finding, ...], text: str, path: Path) -> list[Finding]:
+        """The findings shown for a closed file, held against its project's baseline."""
+        uri = from_fs_path(str(path)) or path.as_uri()
+        _, root = self.ls.folder_of(uri)
+        settings = self.ls.settings_for(uri)
+        options = self.ls.configs.options(path, root, settings)
+        return self.ls.baselines.apply(findings, text, path, self.ls.configs.config_for(path, root),
+                                       options.select, settings.baselined_findings)
 
     async def scan(self) -> dict[str, FileState]:
         """Bring ``states`` up to date with the disk; returns the current states."""

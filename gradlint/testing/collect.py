@@ -47,6 +47,9 @@ class _Session:
         self.cache = LintCache()
         self.resolver = ConfigResolver(config.rootpath)
         self.rootpath = config.rootpath
+        self.discovered = None  # the packages added to what pytest was pointed at
+        self.items = 0  # gradient-check items collected
+        self.explicit = False  # pytest was given paths on the command line
         self.use_cache = not config.getoption("gradlint_no_cache")
         self._prover: Prover | None = None
 
@@ -98,11 +101,50 @@ class GradlintFile(pytest.File):
             return
         if "torch" not in text:
             return
-        for target in find_targets(text, _session(self.config).cache):
+        state = _session(self.config)
+        for target in find_targets(text, state.cache):
             if not target.importable or target.kind == "call_site":
                 continue
+            state.items += 1
             yield GradlintItem.from_parent(self, name=_item_name(target), callobj=_check,
                                            target=target, text=text)
+
+
+def package_files(session: pytest.Session) -> list[GradlintFile]:
+    """The project's package files beyond what pytest was pointed at, as collectors, when
+    the paths came from ``testpaths`` or the invocation directory (not named by the user)."""
+    from .discovery import discover
+
+    config = session.config
+    state = _session(config)
+    state.explicit = config.args_source == pytest.Config.ArgsSource.ARGS
+    if state.explicit:
+        return []
+    args = [Path(arg.split("::")[0]) for arg in config.args]
+    args = [arg if arg.is_absolute() else config.invocation_params.dir / arg for arg in args]
+    state.discovered = discover(config.rootpath, args)
+    return [GradlintFile.from_parent(session, path=path) for path in state.discovered.files]
+
+
+def summary_lines(config: pytest.Config) -> list[str]:
+    """What `--gradlint` checked beyond the tests, or that it checked nothing and how to
+    point it (in the run that collected: the main process, or each xdist worker's own)."""
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return []
+    shown = [state.relative(str(p)) + ("/" if p.is_dir() else "") for p in
+             (state.discovered.packages if state.discovered else [])]
+    lines = []
+    if shown:
+        how = "that the tests import" if state.discovered.imported else "in the project's import roots"
+        lines.append(f"checked the Functions and custom ops of {', '.join(shown)} too (the project's "
+                     f"packages {how}), besides those under pytest's paths")
+    if state.items == 0:
+        where = f"under {' '.join(state.relative(a) for a in config.args)}" + \
+                (f" nor in {', '.join(shown)}" if shown else "")
+        lines.append(f"checked no autograd Function or custom op: none found {where}; name where they "
+                     f"are: `pytest --gradlint src/ tests/` (or add the folder to `testpaths`)")
+    return lines
 
 
 @contextlib.contextmanager

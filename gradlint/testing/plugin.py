@@ -13,6 +13,10 @@ Options, weakest first: the ``gradlint_options`` ini lines (``NAME=VALUE``), the
 ``gradlint_options`` fixture returns them; override that fixture in a conftest.py to tune
 a directory (it may request itself to extend the defaults).
 
+When pytest is pointed at the tests only (``testpaths = ["tests"]``, or no arguments), the
+project's packages the tests import are checked too (gradlint/testing/discovery.py), and the
+summary says what was checked, or that nothing was and how to point it.
+
 Without ``--gradlint`` this module only registers the option, the marker and the
 fixture: it imports neither torch nor libcst.
 """
@@ -41,6 +45,30 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "gradlint(**options): options for gradient checks in this test: eps, atol, rtol, "
                    "checks=[...], fast_mode, seed, … (see the gradlint_options fixture)")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    """After the session collected what pytest was pointed at: the project's packages the
+    tests import (only when the arguments came from ``testpaths`` or the directory)."""
+    report = yield
+    if isinstance(collector, pytest.Session) and collector.config.getoption("gradlint") and report.passed:
+        from .collect import package_files
+
+        report.result.extend(package_files(collector))
+    return report
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    if not config.getoption("gradlint"):
+        return
+    from .collect import summary_lines
+
+    lines = summary_lines(config)
+    if lines:
+        terminalreporter.section("gradlint")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 def pytest_collect_file(file_path, parent):

@@ -9,23 +9,32 @@ have gradlint installed. The supervisor (``gradlint.runner``) starts it as::
 ``__main__`` loads this folder as a private package (``_gradlint_worker``), so the
 modules below import each other relatively and never shadow the user's own modules.
 
-The modules, one idea each:
+The modules, one idea each (a test keeps this list complete):
 
+- ``__main__``: the entry point, run as a file; loads this folder as ``_gradlint_worker``;
 - ``protocol``: the wire constants, JSON encoding and the result skeleton;
 - ``text``: short formatting of numbers, exceptions and signals;
 - ``userframes``: which frames of a traceback are the user's code;
 - ``torch_setup``: importing torch once and warming gradcheck up before any fork;
 - ``tensors``: small tensor helpers (real views, comparisons, away-from-kink values);
-- ``introspect``: what a Function class defines (setup_context, jvp, once_differentiable);
+- ``introspect``: what a Function class defines (setup_context, jvp, once_differentiable, its parameters);
 - ``outcome``: how a run ends early, and how user exceptions are reported and located;
 - ``loading``: importing the user's module and reaching the target (call-site capture);
-- ``synthesis``: making inputs when none are declared or captured;
+- ``inputs``: finding inputs when none are declared or captured (a subpackage; its own
+  ``__init__`` lists its modules): what each parameter takes, synthesis, the project's callers and tests;
+- ``customops``: torch.library custom ops as targets: the op, its schema, and opcheck;
 - ``subject``: the function under check with its inputs, ready to be called again and again;
 - ``checks``: forward, input mutation, randomness, backward determinism;
 - ``jacobian``: Jacobians recomputed to find the worst entries and the mismatch pattern;
+- ``patterns``: the pattern behind a Jacobian mismatch (a factor, a sign, a swap, a wrong dim), in one line;
+- ``surrogates``: backwards that are not meant to be derivatives (gradient hooks, straight-through estimators);
+- ``directional``: signed random-direction probes, a second opinion for inputs too large for a Jacobian;
 - ``gradchecks``: gradcheck, gradgradcheck, forward AD and the as-written re-run;
+- ``funcchecks``: torch.func checks (vmap, jacrev) for Functions that declare torch.func support;
+- ``verdict``: the run's conclusion from its check records;
 - ``job``: one run from request to result;
-- ``child`` / ``zygote``: the forked run process, and the fork server around it.
+- ``inprocess``: the same run in the caller's own process (``check_gradients``, ``pytest --gradlint``);
+- ``child`` / ``zygote``: the forked run process, and the fork server around it;
 - ``proctree``: every process a run started (child subreapers, /proc), and killing them all.
 
 The request and result formats are documented in docs/run-result-schema.md.

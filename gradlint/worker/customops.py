@@ -11,7 +11,7 @@ points at the source to fix (the op's definition, its fake impl, its registered 
 
 import torch
 
-from . import params as P
+from .inputs import params as P
 from .introspect import def_of
 from .outcome import Outcome
 from .text import first_line

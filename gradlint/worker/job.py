@@ -16,13 +16,14 @@ import warnings
 
 import torch
 
-from . import caller_inputs, checks, customops, funcchecks, gradchecks, test_callers
+from . import checks, customops, funcchecks, gradchecks
+from .inputs import caller_inputs, test_callers
 from .introspect import defines, is_once_differentiable
 from .loading import Loader
 from .outcome import Outcome, Reporter, is_users
 from .protocol import CALL_SITE_OPTIONS, DEFAULT_OPTIONS, base_result
 from .subject import prepare
-from .synthesis import STRUCTURED, Recipe, _shape_strategies, synthesize
+from .inputs.synthesis import STRUCTURED, Recipe, shape_strategies, synthesize
 from .tensors import as_tuple, max_abs_diff
 from .text import exc_text, first_line
 from .userframes import user_roots
@@ -394,7 +395,7 @@ class Job(object):
         base = [tuple(x) for x in self.recipe.shapes]
         # first the same shapes with one input un-batched (a vector where a batch of them broadcast)
         unbatched = [base[:i] + [base[i][1:]] + base[i + 1:] for i in range(len(base)) if len(base[i]) >= 2]
-        for shapes in unbatched + _shape_strategies(len(base)):
+        for shapes in unbatched + shape_strategies(len(base)):
             if shapes in tried or len(tried) > 4 or time.monotonic() - started > 15.0:
                 continue
             square = any(len(x) >= 2 and x[-1] == x[-2] for x in shapes)

@@ -29,3 +29,13 @@ def python3_on_path(tmp_path: Path) -> dict[str, str]:
     wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     wrapper.chmod(0o755)
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def trust_line(editor: str) -> str:
+    """The command in the README's one line under an editor's snippet that says how to run
+    gradcheck there (`**Run gradcheck** from <editor>: `COMMAND` ...`)."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index(f"**{editor}**")
+    match = re.compile(rf"\*\*Run gradcheck\*\* from {editor}: `([^`]+)`").search(text, start)
+    assert match, f"README.md says nothing after the {editor} snippet on how to run gradcheck"
+    return match.group(1)

@@ -23,7 +23,7 @@ def alive(pid):
     return state not in ("Z", "X")
 
 
-async def wait_dead(pid, timeout=5.0):
+async def wait_dead(pid, timeout=120.0):
     deadline = time.monotonic() + timeout
     while alive(pid):
         if time.monotonic() > deadline:

@@ -9,7 +9,8 @@ from gradlint.runner import protocol
 
 WORKER_DIR = os.path.dirname(protocol.worker_path())
 RUNNER_DIR = os.path.dirname(gradlint.runner.__file__)
-WORKER_MODULES = sorted(os.path.join(WORKER_DIR, n) for n in os.listdir(WORKER_DIR) if n.endswith(".py"))
+WORKER_MODULES = sorted(os.path.join(folder, n) for folder, _dirs, names in os.walk(WORKER_DIR)
+                        for n in names if n.endswith(".py"))
 
 
 def test_importing_and_using_the_runner_does_not_import_torch():
@@ -58,17 +59,31 @@ def test_worker_constants_match_the_protocol_module():
     assert eval(compile(ast.Expression(node.value), "protocol.py", "eval"), {}) == protocol.DEFAULT_LIMITS
 
 
+def _worker_module(path):
+    """The dotted name of a worker file inside the worker package ('' for its __init__)."""
+    parts = os.path.relpath(os.path.splitext(path)[0], WORKER_DIR).split(os.sep)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
 def test_worker_imports_only_stdlib_torch_and_itself():
     stdlib = set(sys.stdlib_module_names)
-    own = {os.path.splitext(os.path.basename(p))[0] for p in WORKER_MODULES}
+    own = {_worker_module(p) for p in WORKER_MODULES}
     assert len(WORKER_MODULES) > 5
     for path in WORKER_MODULES:
+        package = _worker_module(path).split(".")
+        if not path.endswith("__init__.py"):
+            package = package[:-1]
+        package = [p for p in package if p]
         for node in ast.walk(_tree(path)):
             if isinstance(node, ast.Import):
                 roots = [a.name.split(".")[0] for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                if node.level:  # a sibling module of the worker package, never gradlint's
-                    assert node.level == 1 and (node.module or "").split(".")[0] in own | {""}, (path, node.lineno)
+                if node.level:  # a module of the worker package, never gradlint's
+                    assert node.level - 1 <= len(package), (path, node.lineno)
+                    base = package[:len(package) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                    names = [target] if node.module else [".".join(base + [a.name]) for a in node.names]
+                    assert all(n in own for n in names), (path, node.lineno, names)
                     continue
                 roots = [node.module.split(".")[0]]
             else:
@@ -115,3 +130,15 @@ def test_runner_does_not_print_or_read_environment_settings():
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 assert not any(m.split(".")[0] == "torch" for m in mods), (name, node.lineno)
+
+
+def test_every_worker_module_is_listed_in_its_package_docstring():
+    """The worker's ``__init__`` (and each subpackage's) names every module it holds."""
+    for folder, dirs, names in os.walk(WORKER_DIR):
+        if "__init__.py" not in names:
+            continue
+        doc = ast.get_docstring(_tree(os.path.join(folder, "__init__.py"))) or ""
+        own = [os.path.splitext(n)[0] for n in names if n.endswith(".py") and n != "__init__.py"]
+        own += [d for d in dirs if os.path.exists(os.path.join(folder, d, "__init__.py"))]
+        missing = [m for m in own if "``%s``" % m not in doc]
+        assert not missing, (folder, missing)

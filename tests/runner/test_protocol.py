@@ -86,8 +86,8 @@ def test_wire_protocol_and_exit_on_eof():
         child = started["pid"]
         assert alive(child)
         w.proc.stdin.close()
-        assert w.proc.wait(timeout=10) == 0
-        deadline = time.monotonic() + 5
+        assert w.proc.wait(timeout=300) == 0  # (timeouts here are safety nets against a hang)
+        deadline = time.monotonic() + 300
         while alive(child):
             assert time.monotonic() < deadline, "child survived the worker"
             time.sleep(0.02)

@@ -70,7 +70,9 @@ def make_client() -> LanguageClient:
     return client
 
 
-async def wait_until(predicate: Callable[[], object], timeout: float = 15.0, what: str = "") -> object:
+async def wait_until(predicate: Callable[[], object], timeout: float = 300.0, what: str = "") -> object:
+    """Poll until ``predicate()`` is true. ``timeout`` is a safety net against a hang, never a
+    measurement: on a loaded machine anything may take long."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         value = predicate()
@@ -161,7 +163,7 @@ class StdioConnection:
     def _read_stderr(self) -> None:
         self.stderr = self.process.stderr.read()
 
-    def reply(self, msg_id: int, timeout: float = 60) -> dict:
+    def reply(self, msg_id: int, timeout: float = 300) -> dict:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for message in self.messages:

@@ -39,7 +39,7 @@ async def test_a_bad_pyproject_is_shown_and_linting_goes_on(tmp_path, name):
         client.text_document_did_open(types.DidOpenTextDocumentParams(
             types.TextDocumentItem(uri=uri, language_id="python", version=1, text=FLOAT32)))
         report = await asyncio.wait_for(client.text_document_diagnostic_async(
-            types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))), 30)
+            types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))), 300)
         assert [d.code for d in report.items] == ["GL001"]  # the default settings
         [shown] = await wait_until(lambda: [m for m in client.messages if "pyproject.toml" in m.message],
                                    what="the configuration problem to be shown")

@@ -71,7 +71,9 @@ async def test_newer_versions_supersede_a_running_lint(tmp_path):
 async def test_the_trees_of_a_big_lint_are_frozen_out_of_the_collectors_sight():
     """After a lint that parsed a big file, its trees are collected once and frozen (a full
     collection over them cost a 50,000-line file's edit 0.9 s, one edit in twenty); a small
-    file's lint leaves the collector alone."""
+    file's lint leaves the collector alone; and what a superseded lint parsed counts (typing
+    right after opening a big file). No timing: the newer version arrives when the older
+    lint has parsed a given amount, whatever the machine's speed."""
     import gc
 
     from gradlint.engine.linter import LintOptions
@@ -88,14 +90,46 @@ async def test_the_trees_of_a_big_lint_are_frozen_out_of_the_collectors_sight():
         await linter.call(lambda: None)
         assert linter.cache.blocks.parsed_bytes - before >= FREEZE_AFTER_BYTES
         assert gc.get_freeze_count() > 100_000
+    finally:
         gc.unfreeze()
-        for start in (1, 2):  # superseded lints' parsing counts too (typing right after opening)
-            task = asyncio.ensure_future(linter.lint(module(8000, start=start * 100_000),
-                                                     "big.py", LintOptions(), supersede="big"))
-            if start == 1:
-                await asyncio.sleep(1.0)  # the first is superseded part-way
-        await task
+        linter.shutdown()
+
+    # a superseded lint's parsing counts: the newer lint alone stays under the threshold
+    newer = module(6000, start=200_000)
+    alone = Linter()
+    await alone.lint(newer, "big.py", LintOptions())
+    newer_bytes = alone.cache.blocks.parsed_bytes
+    alone.shutdown()
+    assert newer_bytes < FREEZE_AFTER_BYTES
+    linter = Linter()
+    loop = asyncio.get_running_loop()
+    blocks = linter.cache.blocks
+    parse = blocks.parser
+    tasks: list[asyncio.Task] = []
+
+    async def supersede() -> None:  # on the event loop: the editor sends version 2
+        older = linter._latest.get("big")
+        tasks.append(asyncio.ensure_future(linter.lint(newer, "big.py", LintOptions(), supersede="big")))
+        while linter._latest.get("big") is older:  # version 2's lint has taken over
+            await asyncio.sleep(0)
+
+    def parser(text):  # on the lint thread, while version 1 parses
+        parsed = parse(text)
+        if not tasks and blocks.parsed_bytes >= FREEZE_AFTER_BYTES - newer_bytes:
+            asyncio.run_coroutine_threadsafe(supersede(), loop).result()
+        return parsed
+
+    blocks.parser = parser
+    gc.unfreeze()
+    try:
+        first = await linter.lint(module(15000, start=100_000), "big.py", LintOptions(), supersede="big")
+        assert first is None, "version 1 was not superseded"
+        assert blocks.parsed_bytes < FREEZE_AFTER_BYTES  # it stopped part-way
+        assert gc.get_freeze_count() == 0
+        [task] = tasks
+        assert await task is not None
         await linter.call(lambda: None)
+        assert blocks.parsed_bytes >= FREEZE_AFTER_BYTES
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()

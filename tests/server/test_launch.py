@@ -50,12 +50,12 @@ def _serves(command: list[str], root: Path) -> None:
     try:
         connection.send({"id": 1, "method": "initialize", "params": {
             "processId": None, "rootUri": root.as_uri(), "capabilities": {}}})
-        reply = connection.reply(1, timeout=60)
+        reply = connection.reply(1, timeout=300)
         assert reply["result"]["serverInfo"]["name"] == "gradlint"
         connection.send({"id": 2, "method": "shutdown"})
         connection.reply(2)
         connection.send({"method": "exit"})
-        assert process.wait(timeout=30) == 0
+        assert process.wait(timeout=300) == 0
     finally:
         if process.poll() is None:
             process.kill()

@@ -85,7 +85,7 @@ async def test_a_run_in_an_interpreter_without_torch_says_what_to_do(tmp_path):
         assert result["summary"] == f"✗ torch is not installed in {python}"
         assert "set the `interpreter` setting (VS Code: `gradlint.interpreter`)" in result["message"]
         assert f"`{python} -m pip install torch==2.13.0`" in result["message"]
-        assert '`pip install "torch-gradlint[torch]"`' in result["message"]
+        assert '`pip install "torch-gradlint[torch] @ git+https://github.com/gradlint/gradlint@v' in result["message"]
         await client.shutdown_session()
     finally:
         await client.stop()

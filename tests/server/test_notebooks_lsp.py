@@ -154,7 +154,8 @@ async def test_quick_fix_edits_the_cell_where_the_tensor_is_made(session: Notebo
     actions = await session.client.text_document_code_action_async(types.CodeActionParams(
         types.TextDocumentIdentifier(session.cells[3]), diagnostic.range,
         types.CodeActionContext(diagnostics=[diagnostic], only=[types.CodeActionKind.QuickFix])))
-    assert [a.title for a in actions] == ["gradlint (GL001): Create `x` as float64 (unsafe)",
+    assert [a.title for a in actions] == ["gradlint (GL001): Create `x` as float64; `x` is a module-level name, "
+                                          "which other code may read (in a notebook, every cell) (unsafe)",
                                           "gradlint (GL001): Suppress GL001 on this line"]
     [change] = actions[0].edit.document_changes
     assert change.text_document.uri == session.cells[2]
@@ -212,3 +213,31 @@ async def test_structure_changes_and_close(session: NotebookSession):
         cell_text_documents=[types.TextDocumentIdentifier(uri) for uri in session.cells if "W0" not in uri]))
     for uri in (session.cells[2], closed):
         await wait_until(lambda: len(session.client.diagnostics.get(uri, "x")) == 0, what="cleared")
+
+
+async def test_the_baseline_holds_a_notebooks_findings(session: NotebookSession):
+    """Findings written into the project's baseline by `gradlint check --write-baseline` are
+    hints in the editor's cells; a new cell's mistake is reported as usual."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    root = session.root
+    (root / "pyproject.toml").write_text("[tool.gradlint]\n")
+    cells = [new_markdown_cell(text) if kind == types.NotebookCellKind.Markup else new_code_cell(text)
+             for kind, _, text in CELLS]
+    nbformat.write(new_notebook(cells=cells, metadata={"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}}), str(root / "proto.ipynb"))
+    written = subprocess.run([str(Path(sys.executable).parent / "gradlint"), "check", "--write-baseline"],
+                             cwd=root, capture_output=True, text=True, timeout=300)
+    assert written.stdout.startswith("Wrote gradlint-baseline.json: 2 findings"), written.stdout + written.stderr
+    session.open([*CELLS, (types.NotebookCellKind.Code, "python",
+                           "y = torch.randn(2, requires_grad=True)\nassert gradcheck(torch.tan, (y,))")])
+    old = await session.diagnostics(session.cells[3], 2)
+    assert {d.severity for d in old} == {types.DiagnosticSeverity.Hint}
+    assert all(d.message.endswith("(in the baseline)") for d in old)
+    [new] = await session.diagnostics(session.cells[4], 1)
+    assert new.severity == types.DiagnosticSeverity.Error and "`y`" in new.message

@@ -81,7 +81,8 @@ class Session:
             if count is None:
                 return await pulled()
             result: list = []
-            for _ in range(200):
+            deadline = asyncio.get_running_loop().time() + 300  # a safety net against a hang
+            while asyncio.get_running_loop().time() < deadline:
                 result = await pulled()
                 if len(result) == count:
                     return result

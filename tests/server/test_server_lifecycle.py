@@ -90,7 +90,7 @@ def running(tmp_path):
 
 
 def _ended(connection: Connection) -> int:
-    code = connection.process.wait(timeout=30)
+    code = connection.process.wait(timeout=300)
     time.sleep(0.1)  # let the stderr reader finish
     return code
 
@@ -98,7 +98,7 @@ def _ended(connection: Connection) -> int:
 def test_shutdown_then_exit_during_a_run(running):
     connection, token = running
     connection.send({"id": 3, "method": "shutdown"})
-    reply = connection.reply(3, timeout=30)
+    reply = connection.reply(3, timeout=300)
     assert "error" not in reply, reply  # was: "dictionary changed size during iteration"
     assert "canceled" in connection.reply(2)["error"]["message"]
     connection.send({"method": "exit"})

@@ -115,7 +115,7 @@ async def test_unchanged_workspace_is_held_then_answered_incrementally(pull_clie
     (root / "pkg" / "new_test.py").write_text(FLOAT32)
     watched(pull_client, (root / "pkg" / "test_a.py", types.FileChangeType.Changed),
             (root / "pkg" / "new_test.py", types.FileChangeType.Created))
-    report = await asyncio.wait_for(pending, 20)
+    report = await asyncio.wait_for(pending, 300)
     items = by_uri(report)
     assert items[uri_of(root / "pkg" / "test_a.py")].kind == "full"
     assert len(items[uri_of(root / "pkg" / "test_a.py")].items) == 0
@@ -128,7 +128,7 @@ async def test_unchanged_workspace_is_held_then_answered_incrementally(pull_clie
     (root / "pkg" / "new_test.py").unlink()
     watched(pull_client, (root / "pkg" / "new_test.py", types.FileChangeType.Deleted))
     report = await asyncio.wait_for(pull_client.workspace_diagnostic_async(
-        types.WorkspaceDiagnosticParams(previous_result_ids=previous)), 20)
+        types.WorkspaceDiagnosticParams(previous_result_ids=previous)), 300)
     gone = by_uri(report)[uri_of(root / "pkg" / "new_test.py")]
     assert gone.kind == "full" and len(gone.items) == 0  # cleared in the client
 

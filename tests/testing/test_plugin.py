@@ -234,3 +234,74 @@ def test_xdist_gives_the_same_outcomes(project):
     result = run(project, "--gradlint", "src", "-n", "2")
     result.assert_outcomes(passed=4, failed=1, skipped=1)
     result.stdout.fnmatch_lines(["*created: 2/2 workers*", "✗ HalfSquare: Jacobian mismatch*"])
+
+
+WRONG_CUBE = '''
+import torch
+
+
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 2 * grad * x
+'''
+
+
+def test_testpaths_tests_checks_the_package_the_tests_import(pytester: pytest.Pytester):
+    """`testpaths = ["tests"]`: the Functions live in the package, which pytest is never
+    pointed at; `pytest --gradlint` finds it through the tests' imports and fails on it."""
+    (pytester.path / "mypkg").mkdir()
+    (pytester.path / "mypkg" / "__init__.py").write_text("")
+    (pytester.path / "mypkg" / "ops.py").write_text(WRONG_CUBE)
+    (pytester.path / "unrelated").mkdir()
+    (pytester.path / "unrelated" / "__init__.py").write_text("")
+    (pytester.path / "unrelated" / "more.py").write_text(WRONG_CUBE.replace("Cube", "Other"))
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_use.py").write_text(
+        "from mypkg.ops import Cube\n\n\ndef test_imports():\n    assert Cube\n")
+    (pytester.path / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    result = run(pytester, "--gradlint", "-rf")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*checked the Functions and custom ops of mypkg/ too (the project's packages "
+                                 "that the tests import)*",
+                                 "FAILED mypkg/ops.py::Cube - ✗ Cube: Jacobian mismatch*"])
+    assert "Other" not in result.stdout.str()  # a package the tests do not import
+    # without --gradlint, nothing changes
+    run(pytester).assert_outcomes(passed=1)
+
+
+def test_src_layout_without_imports_uses_the_import_roots(pytester: pytest.Pytester):
+    (pytester.path / "src" / "lib").mkdir(parents=True)
+    (pytester.path / "src" / "lib" / "__init__.py").write_text("")
+    (pytester.path / "src" / "lib" / "ops.py").write_text(WRONG_CUBE)
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+    (pytester.path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src"]\n')
+    result = run(pytester, "--gradlint", "-rf")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*in the project's import roots*", "FAILED src/lib/ops.py::Cube*"])
+
+
+def test_no_function_anywhere_is_said_in_the_summary(pytester: pytest.Pytester):
+    (pytester.path / "tests").mkdir()
+    (pytester.path / "tests" / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+    (pytester.path / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    result = run(pytester, "--gradlint", "-rf")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*= gradlint =*", "checked no autograd Function or custom op: none found "
+                                 "under tests; name where they are: `pytest --gradlint src/ tests/`*"])
+
+
+def test_paths_named_on_the_command_line_are_taken_as_they_are(project):
+    """`pytest --gradlint tests/test_ops.py`: the user chose what to run; the package is not
+    added (the summary says nothing was checked, and how to point it)."""
+    result = run(project, "--gradlint", "tests/test_ops.py")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["checked no autograd Function or custom op: none found under tests/test_ops.py*"])

@@ -44,7 +44,7 @@ import {
 } from './settings';
 import { ResolvedInterpreter, resolveInterpreter, which } from './interpreter';
 import { activeInterpreter, onDidChangeInterpreter, pythonExtensionInstalled } from './pythonExtension';
-import { summarizeRun } from './results';
+import { notificationKind, summarizeRun } from './results';
 import { StatusBar } from './status';
 import { ReportDocuments } from './reports';
 import {
@@ -624,8 +624,13 @@ export class Gradlint implements vscode.Disposable {
       vscode.window.setStatusBarMessage(`$(check) ${summary.message}`, 10_000);
       return;
     }
+    const kind = notificationKind(summary.outcome);
     const show =
-      summary.outcome === 'fail' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+      kind === 'error'
+        ? vscode.window.showErrorMessage
+        : kind === 'warning'
+          ? vscode.window.showWarningMessage
+          : vscode.window.showInformationMessage;
     void show(`gradlint: ${summary.message}`, 'Show Report').then((choice) => {
       if (choice === 'Show Report') {
         void this.showLastReport(uri);

@@ -10,11 +10,26 @@
  * extension then starts `python -m gradlint lsp`; answering `initialize` is the last check.
  *
  * The extension ships the wheel of its own version inside the .vsix (`server/`), so client
- * and server always match; without it, it installs `torch-gradlint==<its version>` from PyPI.
+ * and server always match; without it, it installs the release of its own version from its git
+ * tag (`torch-gradlint @ git+https://github.com/gradlint/gradlint@v<version>`), or from PyPI
+ * once torch-gradlint is published there (PUBLISHED_ON_PYPI; docs/releasing.md).
  */
 import * as path from 'path';
 
 export const DISTRIBUTION = 'torch-gradlint';
+export const REPOSITORY = 'https://github.com/gradlint/gradlint';
+/** torch-gradlint is not on PyPI yet: until it is, a release is installed from its git tag. */
+export const PUBLISHED_ON_PYPI = false;
+
+/** What pip installs for a release of torch-gradlint (no wheel at hand). */
+export function releaseRequirement(version: string): string {
+  return PUBLISHED_ON_PYPI ? `${DISTRIBUTION}==${version}` : `${DISTRIBUTION} @ git+${REPOSITORY}@v${version}`;
+}
+
+/** The same, as a user types it in a shell. */
+export function installCommand(python: string, version: string): string {
+  return `${python} -m pip install "${releaseRequirement(version)}"`;
+}
 export const MIN_PYTHON: readonly [number, number] = [3, 10];
 
 /** Runs in the interpreter (`python -c`); prints one JSON object. Python 2.7-safe syntax. */
@@ -165,7 +180,7 @@ export function bundledWheelName(version: string): string {
 }
 
 export function requirement(source: InstallSource): string {
-  return source.wheel ?? `${DISTRIBUTION}==${source.version}`;
+  return source.wheel ?? releaseRequirement(source.version);
 }
 
 /** A program and its arguments; the steps of an action run one after the other. */
@@ -207,7 +222,9 @@ function pip(python: string, ...args: string[]): Step {
 export function remedy(state: InstallState, ctx: RemedyContext): Remedy | undefined {
   const { interpreter, probe, source } = ctx;
   const req = requirement(source);
-  const origin = source.wheel ? `the wheel bundled with this extension (${DISTRIBUTION} ${source.version})` : `${DISTRIBUTION}==${source.version} from PyPI`;
+  const origin = source.wheel
+    ? `the wheel bundled with this extension (${DISTRIBUTION} ${source.version})`
+    : PUBLISHED_ON_PYPI ? `${DISTRIBUTION}==${source.version} from PyPI` : `${DISTRIBUTION} ${source.version} from its release tag`;
   const install = (python: string): Step => pip(python, 'install', req);
   // pip cannot install into a Python managed by the system (PEP 668), nor into one without pip:
   // a venv of the extension's own is the way out.
@@ -219,7 +236,7 @@ export function remedy(state: InstallState, ctx: RemedyContext): Remedy | undefi
       message:
         `gradlint: ${DISTRIBUTION} (the gradlint language server) is ${state.kind === 'not-installed' ? 'not installed' : 'not usable'} in ${interpreter}, ${why}. ` +
         `"Install in a new venv" creates ${ctx.venvDir} with ${origin} and sets gradlint.interpreter to it; ` +
-        `or set gradlint.interpreter to a Python environment where you ran \`pip install ${DISTRIBUTION}\`.`,
+        `or set gradlint.interpreter to a Python environment where you ran \`${installCommand('python', source.version)}\`.`,
       action: {
         label: 'Install in a new venv',
         steps: [[interpreter, '-m', 'venv', ctx.venvDir], install(python)],
@@ -242,7 +259,7 @@ export function remedy(state: InstallState, ctx: RemedyContext): Remedy | undefi
         status: 'not installed',
         message:
           `gradlint: ${DISTRIBUTION} (the gradlint language server) is not installed in ${interpreter}. ` +
-          `Install it (\`${interpreter} -m pip install ${DISTRIBUTION}\`) to see gradient diagnostics in this editor.`,
+          `Install it (\`${installCommand(interpreter, source.version)}\`) to see gradient diagnostics in this editor.`,
         action: { label: `Install ${DISTRIBUTION}`, steps: [install(interpreter)] },
       };
     case 'foreign': {
@@ -263,7 +280,7 @@ export function remedy(state: InstallState, ctx: RemedyContext): Remedy | undefi
           `gradlint: the \`gradlint\` package in ${interpreter} is another project (distribution ${names}), not the ` +
           `gradlint language server (${DISTRIBUTION}). Both install a \`gradlint\` module, so they cannot share an ` +
           `environment: uninstall it and install ${DISTRIBUTION} (\`${interpreter} -m pip uninstall ${remove.join(' ')}\`, ` +
-          `then \`pip install ${DISTRIBUTION}\`), or set gradlint.interpreter to another Python.`,
+          `then \`${installCommand(interpreter, source.version)}\`), or set gradlint.interpreter to another Python.`,
         action: {
           label: `Replace with ${DISTRIBUTION}`,
           steps: [pip(interpreter, 'uninstall', '-y', ...remove), install(interpreter)],
@@ -276,7 +293,7 @@ export function remedy(state: InstallState, ctx: RemedyContext): Remedy | undefi
         message:
           `gradlint: ${interpreter} has ${DISTRIBUTION} ${state.version}; this extension (${source.version}) needs ` +
           `${DISTRIBUTION} ${compatibleRange(source.version)}. Install ${DISTRIBUTION} ${source.version} ` +
-          `(\`${interpreter} -m pip install ${DISTRIBUTION}==${source.version}\`).`,
+          `(\`${installCommand(interpreter, source.version)}\`).`,
         action: { label: `Install ${DISTRIBUTION} ${source.version}`, steps: [install(interpreter)] },
       };
     case 'broken':
@@ -284,7 +301,7 @@ export function remedy(state: InstallState, ctx: RemedyContext): Remedy | undefi
         status: 'broken install',
         message:
           `gradlint: ${DISTRIBUTION}${state.version ? ` ${state.version}` : ''} in ${interpreter} is broken (${state.detail}). ` +
-          `Reinstall it (\`${interpreter} -m pip install --force-reinstall ${DISTRIBUTION}==${source.version}\`).`,
+          `Reinstall it (\`${installCommand(interpreter, source.version).replace(' install ', ' install --force-reinstall ')}\`).`,
         action: {
           label: `Reinstall ${DISTRIBUTION}`,
           steps: [pip(interpreter, 'install', '--force-reinstall', '--no-deps', req), install(interpreter)],

@@ -3,7 +3,12 @@
  * objects, see docs/run-result-schema.md) into one line for a notification. Pure.
  */
 
-export type Outcome = 'pass' | 'fail' | 'other';
+/**
+ * `fail`: a gradient problem or a run that ended badly (✗: an error notification);
+ * `warning`: first-order gradients match but something is off (⚠: a warning notification);
+ * `other`: nothing proved (inconclusive, no inputs: an information notification).
+ */
+export type Outcome = 'pass' | 'fail' | 'warning' | 'other';
 
 export interface RunSummary {
   outcome: Outcome;
@@ -73,7 +78,8 @@ export function summarizeRun(value: unknown): RunSummary | undefined {
   const failing = results.filter((r) => typeof r.status === 'string' && FAILING.has(r.status));
   if (results.length === 1) {
     const r = results[0];
-    const outcome: Outcome = r.status === 'pass' ? 'pass' : failing.length ? 'fail' : 'other';
+    const outcome: Outcome =
+      r.status === 'pass' ? 'pass' : failing.length ? 'fail' : r.status === 'warning' ? 'warning' : 'other';
     return { outcome, message: line(r) };
   }
   const passed = results.filter((r) => r.status === 'pass').length;
@@ -84,8 +90,14 @@ export function summarizeRun(value: unknown): RunSummary | undefined {
       message: `gradcheck: ${failing.length} of ${results.length} targets failed (${passed} passed). ${first}`,
     };
   }
+  const warned = results.filter((r) => r.status === 'warning').length;
   return {
-    outcome: passed === results.length ? 'pass' : 'other',
-    message: `gradcheck: ${passed} of ${results.length} targets passed`,
+    outcome: passed === results.length ? 'pass' : warned ? 'warning' : 'other',
+    message: `gradcheck: ${passed} of ${results.length} targets passed` + (warned ? ` (${warned} with a warning)` : ''),
   };
+}
+
+/** Which notification a run's outcome gets: its icon must say what happened. */
+export function notificationKind(outcome: Outcome): 'error' | 'warning' | 'information' | null {
+  return outcome === 'pass' ? null : outcome === 'fail' ? 'error' : outcome === 'warning' ? 'warning' : 'information';
 }

@@ -7,6 +7,9 @@
 export type Severity = 'error' | 'warning' | 'information' | 'hint';
 export type TraceLevel = 'off' | 'messages' | 'verbose';
 export type DiagnosticMode = 'auto' | 'workspace' | 'openFilesOnly';
+/** Findings held by the project's baseline (gradlint-baseline.json): shown as hints, or not at all. */
+export type BaselinedFindings = 'hint' | 'hide';
+export const BASELINED_FINDINGS: readonly BaselinedFindings[] = ['hint', 'hide'];
 
 export const DIAGNOSTIC_MODES: readonly DiagnosticMode[] = ['auto', 'workspace', 'openFilesOnly'];
 
@@ -24,6 +27,7 @@ export const DEFAULTS = {
   runOnSave: false,
   codeLens: true,
   diagnosticMode: 'auto' as DiagnosticMode,
+  baselinedFindings: 'hint' as BaselinedFindings,
   trace: 'off' as TraceLevel,
 };
 
@@ -40,6 +44,7 @@ export interface GradlintSettings {
   runOnSave: boolean;
   codeLens: boolean;
   diagnosticMode: DiagnosticMode;
+  baselinedFindings: BaselinedFindings;
   trace: TraceLevel;
 }
 
@@ -53,6 +58,7 @@ export interface ServerSettings {
   runOnSave: boolean;
   codeLens: boolean;
   diagnosticMode: DiagnosticMode;
+  baselinedFindings: BaselinedFindings;
   interpreter: string;
 }
 
@@ -79,6 +85,7 @@ export const ALL_KEYS: readonly string[] = [
   'run.onSave',
   'codeLens.enable',
   'diagnosticMode',
+  'baselinedFindings',
   'trace.server',
 ];
 
@@ -137,6 +144,7 @@ export function readSettings(get: SettingGetter): GradlintSettings {
   const select = get('select');
   const trace = get('trace.server');
   const mode = get('diagnosticMode');
+  const baselined = get('baselinedFindings');
   return {
     enable: bool(get('enable'), DEFAULTS.enable),
     interpreter: typeof get('interpreter') === 'string' ? (get('interpreter') as string).trim() : '',
@@ -150,6 +158,9 @@ export function readSettings(get: SettingGetter): GradlintSettings {
     runOnSave: bool(get('run.onSave'), DEFAULTS.runOnSave),
     codeLens: bool(get('codeLens.enable'), DEFAULTS.codeLens),
     diagnosticMode: (DIAGNOSTIC_MODES as readonly unknown[]).includes(mode) ? (mode as DiagnosticMode) : DEFAULTS.diagnosticMode,
+    baselinedFindings: (BASELINED_FINDINGS as readonly unknown[]).includes(baselined)
+      ? (baselined as BaselinedFindings)
+      : DEFAULTS.baselinedFindings,
     trace: trace === 'messages' || trace === 'verbose' ? trace : 'off',
   };
 }
@@ -165,6 +176,7 @@ export function toServerSettings(settings: GradlintSettings, interpreter: string
     runOnSave: settings.runOnSave,
     codeLens: settings.codeLens,
     diagnosticMode: settings.diagnosticMode,
+    baselinedFindings: settings.baselinedFindings,
     interpreter,
   };
 }

@@ -67,7 +67,11 @@ class LowPrecisionGradcheckInput(Rule):
     The fix creates the tensor as float64 (`dtype=torch.float64` on the factory) or casts
     it with `.double()` instead of `.float()`. It is safe when the tensor is made inside
     the gradcheck call, or is a local variable used only by gradcheck calls; otherwise it
-    is unsafe, because other code using the same tensor would then see float64 too.
+    is unsafe, because other code using the same tensor would then see float64 too, and
+    its title says why: the name is read elsewhere in the function, or it is a module-level
+    name. In a notebook every cell's names are module-level (other cells, and the kernel's
+    state, may read them), so a tensor made in one cell and checked in another gets an
+    unsafe fix there, while the same lines inside a test function get a safe one.
 
     ## References
     - [torch.autograd.gradcheck](https://docs.pytorch.org/docs/stable/generated/torch.autograd.gradcheck.gradcheck.html)
@@ -310,10 +314,14 @@ def _fix(block: BlockAnalysis, call: GradcheckCall, element: InputElement, fact:
     if new is None:
         return None
     inline = element.inline and edits.contains(element.expr, node)
-    safe = inline or (isinstance(element.expr, cst.Name) and not edits.used_elsewhere(
-        call.site, element.expr.value, _gradcheck_inputs(block, call)))
+    reason = None
+    if not inline:  # the fix changes a tensor made elsewhere: say who else would see float64
+        reason = edits.unsafe_because(call.site, element.expr.value, _gradcheck_inputs(block, call)) \
+            if isinstance(element.expr, cst.Name) else "the tensor may be used elsewhere too"
+    if reason is not None:
+        title = f"{title}; {reason}"
     replacement = Replacement(node, block.module.code_for_node(new), origin.site)
-    return FixProposal(title, edits.applicability(safe), (replacement,))
+    return FixProposal(title, edits.applicability(reason is None), (replacement,))
 
 
 def _gradcheck_inputs(block: BlockAnalysis, call: GradcheckCall) -> list[cst.CSTNode]:

@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  PUBLISHED_ON_PYPI,
   DISTRIBUTION,
   PROBE_SCRIPT,
   Probe,
@@ -73,9 +74,13 @@ test('nothing installed: install the bundled wheel', () => {
   });
 });
 
-test('no bundled wheel: torch-gradlint==<extension version> from PyPI', () => {
+test('no bundled wheel: the release of the extension\'s version, from its git tag until it is on PyPI', () => {
   const fix = remedy({ kind: 'not-installed' }, ctx({ source: { version: VERSION } }))!;
-  assert.deepEqual(fix.action!.steps, [[PY, '-m', 'pip', 'install', 'torch-gradlint==0.1.0']]);
+  assert.equal(PUBLISHED_ON_PYPI, false);
+  assert.deepEqual(fix.action!.steps, [[PY, '-m', 'pip', 'install', 'torch-gradlint @ git+https://github.com/gradlint/gradlint@v0.1.0']]);
+  // the message gives a command that works as typed (quoted: the requirement has spaces)
+  assert.match(fix.message, /`\/home\/u\/venv\/bin\/python -m pip install "torch-gradlint @ git\+https:\/\/github.com\/gradlint\/gradlint@v0\.1\.0"`/);
+  assert.ok(!/pip install torch-gradlint[`\s]/.test(fix.message));
 });
 
 test('the unrelated PyPI "gradlint" is not us: uninstall it, then install ours', () => {

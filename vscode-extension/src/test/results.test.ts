@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { summarizeRun } from '../results';
+import { notificationKind, summarizeRun } from '../results';
 import { isLastReport, runGradcheckArguments, runGradcheckFileArguments } from '../protocol';
 
 const fail = {
@@ -68,4 +68,15 @@ test('a worker that cannot start: the notification carries the advice', () => {
     'Square: ✗ torch is not installed in /v/bin/python. Run gradcheck with a Python that has torch: set the `interpreter` setting. ' +
       'Or install torch into /v/bin/python: `/v/bin/python -m pip install torch==2.13.0`.',
   );
+});
+
+test('the notification of a failure is an error, of a warning a warning, of nothing proved information', () => {
+  assert.equal(notificationKind(summarizeRun(fail)!.outcome), 'error');
+  assert.equal(notificationKind(summarizeRun({ status: 'crash', summary: 'crashed' })!.outcome), 'error');
+  const warned = { status: 'warning', verdict: 'not_twice_differentiable', summary: '⚠ not twice differentiable' };
+  assert.equal(summarizeRun(warned)?.outcome, 'warning');
+  assert.equal(notificationKind(summarizeRun(warned)!.outcome), 'warning');
+  assert.deepEqual(summarizeRun([pass, warned]), { outcome: 'warning', message: 'gradcheck: 1 of 2 targets passed (1 with a warning)' });
+  assert.equal(notificationKind(summarizeRun({ status: 'inconclusive', summary: '⚠ inconclusive' })!.outcome), 'information');
+  assert.equal(notificationKind(summarizeRun(pass)!.outcome), null);
 });

@@ -27,6 +27,7 @@ test('defaults when nothing is set', () => {
     runOnSave: false,
     codeLens: true,
     diagnosticMode: 'auto',
+    baselinedFindings: 'hint',
     trace: 'off',
   });
   assert.equal(s.runTimeout, DEFAULTS.runTimeout);
@@ -46,6 +47,7 @@ test('VS Code settings → initializationOptions (the server contract)', () => {
       'run.onSave': true,
       'codeLens.enable': false,
       diagnosticMode: 'workspace',
+      baselinedFindings: 'hide',
       'trace.server': 'verbose',
     }),
   );
@@ -60,15 +62,17 @@ test('VS Code settings → initializationOptions (the server contract)', () => {
       runOnSave: true,
       codeLens: false,
       diagnosticMode: 'workspace',
+      baselinedFindings: 'hide',
       interpreter: '/venv/bin/python',
     },
     workspaceTrusted: true,
   });
   // JSON-serialisable, exactly these keys
   assert.deepEqual(Object.keys(JSON.parse(JSON.stringify(init.settings))).sort(), [
-    'codeLens', 'diagnosticMode', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave', 'runTimeout', 'select',
-    'severity',
+    'baselinedFindings', 'codeLens', 'diagnosticMode', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave',
+    'runTimeout', 'select', 'severity',
   ]);
+  assert.equal(readSettings(get({ baselinedFindings: 'sometimes' })).baselinedFindings, 'hint');
   assert.equal(toInitializationOptions(s, '/usr/bin/python3', false).workspaceTrusted, false);
 });
 

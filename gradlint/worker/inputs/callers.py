@@ -11,6 +11,8 @@ import ast
 import inspect
 import sys
 
+from ..introspect import value_params
+
 
 def values_from_callers(fn, fclass):
     """{parameter name: [values]} from calls of the target in its own module."""
@@ -23,12 +25,7 @@ def values_from_callers(fn, fclass):
         tree = ast.parse(inspect.getsource(module))
     except Exception:
         return {}
-    try:
-        from .params import value_parameters
-
-        params = value_parameters(fn, fclass) or []
-    except Exception:
-        return {}
+    params = value_params(fn, fclass) or []
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     aliases = _aliases(tree, name) if fclass is not None else set()
     constants = _module_constants(tree)

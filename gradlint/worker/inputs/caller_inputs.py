@@ -21,9 +21,9 @@ import time
 import torch
 
 from . import params as P
-from .synthesis import _backward_error, _finite, _Search, _shape_strategies, shape_hints
-from .tensors import is_tensor
-from .text import exc_text, first_line
+from .synthesis import Search, backward_error, finite, shape_hints, shape_strategies
+from ..tensors import is_tensor
+from ..text import exc_text, first_line
 
 MAX_SECONDS = 20.0  # for all callers together
 MAX_FILES = 3000  # files of the package read to find callers
@@ -31,7 +31,7 @@ MAX_CALLERS = 8
 _SCALAR_KINDS = (P.INT, P.FLOAT, P.BOOL, P.STR, P.NONE)
 
 
-class _Reached(BaseException):
+class Reached(BaseException):
     """Raised by the stand-in ``apply``: the caller got as far as calling the target (not an
     Exception, so a caller's ``try: Fn.apply(x) except Exception: fallback(x)`` lets it pass)."""
 
@@ -116,10 +116,10 @@ class _Caller(object):
             # a wrapper may call the Function only when gradients are (or are not) needed
             trial = tuple(a.detach().clone().requires_grad_(needs_grad)
                           if is_tensor(a) and a.is_floating_point() else a for a in args)
-            with _stand_in(self.fclass):
+            with stand_in(self.fclass):
                 try:
                     self.fn(*trial)
-                except _Reached as r:
+                except Reached as r:
                     return r.call_args, r.call_kwargs
         return None
 
@@ -162,9 +162,9 @@ def accepts(fn, inputs, seed):
         out = fn(*inputs)
     except Exception as e:  # noqa: BLE001 - the target on the caller's arguments
         return "the target raised %s on its arguments" % type(e).__name__
-    if not _finite(out):
+    if not finite(out):
         return "the target returned NaN/inf on its arguments"
-    if _backward_error(inputs, out) is not None:
+    if backward_error(inputs, out) is not None:
         return "backward raised on its arguments"
     return None
 
@@ -266,8 +266,8 @@ def _compared_literals(cls, name):
     return out
 
 
-class _stand_in(object):
-    """``fclass.apply`` (and module-level aliases of it) raise ``_Reached`` while active."""
+class stand_in(object):
+    """``fclass.apply`` (and module-level aliases of it) raise ``Reached`` while active."""
 
     def __init__(self, fclass):
         self.fclass = fclass
@@ -280,7 +280,7 @@ class _stand_in(object):
         self.own = fclass.__dict__.get("apply")
 
         def reached(*args, **kwargs):
-            raise _Reached(args, kwargs)
+            raise Reached(args, kwargs)
 
         fclass.apply = reached
         self.aliases = []
@@ -312,14 +312,14 @@ class _stand_in(object):
 # -- finding callers ---------------------------------------------------------------------
 
 
-_SKIP_DIRS = frozenset((".git", ".hg", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "build", "dist",
+SKIP_DIRS = frozenset((".git", ".hg", ".tox", ".nox", ".venv", "venv", "env", "node_modules", "build", "dist",
                         "site-packages", "__pycache__", ".mypy_cache", ".pytest_cache", "docs"))
 
 
 def _py_files(folder, limit):
     out = []
     for d, dirs, names in os.walk(folder):
-        dirs[:] = sorted(x for x in dirs if x not in _SKIP_DIRS and not x.startswith("."))
+        dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not x.startswith("."))
         out.extend(os.path.join(d, n) for n in sorted(names) if n.endswith(".py"))
         if len(out) >= limit:
             break
@@ -364,7 +364,7 @@ class _Project(object):
         self.root, files = _package_files(module) if module is not None else (None, [])
         own = getattr(module, "__file__", None)
         self.own = own
-        self.files = [f for f in sorted(files, key=lambda f: f != own) if not _is_test_file(f)]
+        self.files = [f for f in sorted(files, key=lambda f: f != own) if not is_test_file(f)]
         self.texts = {}
         self.trees = {}
 
@@ -405,7 +405,7 @@ class _Project(object):
         return found
 
 
-def _is_test_file(path):
+def is_test_file(path):
     base = os.path.basename(path)
     return base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py"
 
@@ -529,12 +529,12 @@ def capture(fn, fclass, opts, errors=None, seen=None):
     return None
 
 
-class _CallerSearch(_Search):
+class _CallerSearch(Search):
     """Synthesis's search, over the caller's own inputs: a recipe works when the caller reaches
     the target with arguments the target's forward and one backward pass accept."""
 
     def __init__(self, caller, target, params, opts, started):
-        _Search.__init__(self, caller.fn, params, opts, None)
+        Search.__init__(self, caller.fn, params, opts, None)
         self.caller = caller
         self.target = target
         self.started = started
@@ -576,7 +576,7 @@ def _search(caller, fn, opts, started):
         return None, "cannot make a value for its parameter `%s`" % bad.name
     n = sum(1 for p in params if p.kind == P.TENSOR)
     search = _CallerSearch(caller, fn, params, opts, started)
-    recipe = search.run(_shape_strategies(n) if n else [[]], int(opts["seed"]))
+    recipe = search.run(shape_strategies(n) if n else [[]], int(opts["seed"]))
     if recipe is not None:
         return recipe, None
     return None, search.why + (" (time is up)" if search.exhausted() else "")

@@ -17,9 +17,10 @@ import time
 import torch
 
 from . import params as P
-from .outcome import Outcome, is_memory_error, needs_a_device
-from .tensors import as_tuple, away_from_zero, is_tensor
-from .text import exc_text, first_line
+from ..introspect import value_params
+from ..outcome import Outcome, is_memory_error, needs_a_device
+from ..tensors import as_tuple, away_from_zero, is_tensor
+from ..text import exc_text, first_line
 
 MAX_ATTEMPTS = 240
 MAX_SECONDS = 20.0
@@ -49,7 +50,7 @@ _TORCH_SAYS_CODE_BUG = ("custom operator", "is not defined as mutable", "save_fo
                         "Legacy autograd function", "setup_context", "mark_dirty")
 
 
-def _shape_strategies(n):
+def shape_strategies(n):
     """Shapes for n tensor parameters, in the order they are tried."""
     chain = [(3, 4), (4, 5), (5, 2), (2, 3), (3, 6), (6, 2)]
     out = [
@@ -195,7 +196,7 @@ def _scalar_assignments(params):
             yield alt
 
 
-def _finite(out):
+def finite(out):
     for o in as_tuple(out):
         if is_tensor(o) and (o.is_floating_point() or o.is_complex()) and o.numel():
             if not bool(torch.isfinite(o.detach() if o.layout == torch.strided else o.detach().to_dense()).all()):
@@ -231,7 +232,7 @@ _CHANNELS = re.compile(r"expected input\[[^\]]*\] to have (\d+) channels")
 _LAST_DIM = re.compile(r"last (?:dim|dimension|axis)\w*(?: size)? (?:should|must|to) be (?:of size )?(\d+)", re.I)
 
 
-def _backward_error(args, out):
+def backward_error(args, out):
     """The exception one backward pass through ``out`` raises, or None (also when nothing
     requires grad)."""
     inputs = [a for a in args if is_tensor(a) and a.requires_grad]
@@ -291,13 +292,13 @@ def _unsupported(params):
 
 def synthesize(fn, fclass, spec, opts, reporter):
     """(args, info, recipe) for ``fn``, or an Outcome (no_inputs, or the code's own bug)."""
-    from . import customops
+    from .. import customops
 
     params = customops.schema_params(fn) if customops.is_op(fn) else P.infer(fn, fclass)
     if params is None:
         raise Outcome("no_inputs", None,
                       "cannot read the signature of the target; declare inputs with `# gradlint: inputs=...`")
-    star = next((p for p in (P.value_parameters(fn, fclass) or []) if p.kind == p.VAR_POSITIONAL), None)
+    star = next((p for p in (value_params(fn, fclass) or []) if p.kind == p.VAR_POSITIONAL), None)
     if star is not None and not customops.is_op(fn):
         raise Outcome("no_inputs", None,
                       "cannot make values for `*%s` (the signature does not say how many); declare inputs with "
@@ -321,8 +322,8 @@ def synthesize(fn, fclass, spec, opts, reporter):
                           "✗ bad request: %d shapes given for %d tensor parameters" % (len(shapes), n_t))
         strategies = [[tuple(s) for s in shapes]]
     else:
-        strategies = _shape_strategies(n_t) if n_t else [[]]
-    search = _Search(fn, params, opts, reporter)
+        strategies = shape_strategies(n_t) if n_t else [[]]
+    search = Search(fn, params, opts, reporter)
     recipe = search.run(strategies, seed)
     if recipe is None:
         raise search.failure()
@@ -332,7 +333,7 @@ def synthesize(fn, fclass, spec, opts, reporter):
     return args, info, recipe
 
 
-class _Search(object):
+class Search(object):
     def __init__(self, fn, params, opts, reporter):
         self.fn = fn
         self.params = params
@@ -404,14 +405,14 @@ class _Search(object):
             self.errors.append((e, "%s: %s" % (type(e).__name__, first_line(exc_text(e, 300)))))
             self.hints.extend(s for s in shape_hints(str(e)) if s not in self.hints)
             return "domain" if _looks_like_domain(e) else "shape"
-        if not _finite(out):
+        if not finite(out):
             self.nonfinite += 1
             return "domain"
         try:
             flat = not _responds(self.fn, args, out, self.opts["seed"])
         except Exception:
             flat = False  # forward failed on perturbed inputs: keep this input set, the checks will tell
-        error = _backward_error(args, out)
+        error = backward_error(args, out)
         if flat and error is None:
             return "vacuous"
         if error is not None:

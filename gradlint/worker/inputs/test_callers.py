@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from .caller_inputs import _SKIP_DIRS, Borrowed, _is_test_file, _Reached, _stand_in, accepts, as_inputs
+from .caller_inputs import SKIP_DIRS, Borrowed, Reached, accepts, as_inputs, is_test_file, stand_in
 
 MAX_TEST_FILES = 8
 MAX_FILES_SCANNED = 4000
@@ -34,9 +34,9 @@ def test_files(root, names):
     found, scanned = [], 0
     for base in bases:
         for d, dirs, files in os.walk(base):
-            dirs[:] = sorted(x for x in dirs if x not in _SKIP_DIRS and not x.startswith("."))
+            dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not x.startswith("."))
             for n in sorted(files):
-                if not n.endswith(".py") or n == "conftest.py" or not _is_test_file(n):
+                if not n.endswith(".py") or n == "conftest.py" or not is_test_file(n):
                     continue
                 scanned += 1
                 if scanned > MAX_FILES_SCANNED or len(found) >= MAX_TEST_FILES:
@@ -169,10 +169,10 @@ class _TestCall(object):
         fn = _bound(self.module, self.owner, self.node.name)
         if fn is None:
             return None
-        with _stand_in(self.fclass), _time_limit(seconds):
+        with stand_in(self.fclass), _time_limit(seconds):
             try:
                 fn(**self.kwargs)
-            except _Reached as r:
+            except Reached as r:
                 return r.call_args, r.call_kwargs
             except BaseException as e:  # noqa: BLE001 - a failing, skipped or too long test: next one
                 if isinstance(e, KeyboardInterrupt):

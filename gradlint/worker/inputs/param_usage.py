@@ -55,14 +55,14 @@ class Evidence(object):
         return kind, d[kind]
 
 
-def _defined_in_user_class(fclass, name):
+def defined_in_user_class(fclass, name):
     for klass in getattr(fclass, "__mro__", ()):
         if name in vars(klass):
             return not klass.__module__.startswith("torch.")
     return False
 
 
-def _source_tree(func):
+def source_tree(func):
     try:
         func = inspect.unwrap(getattr(func, "__func__", func))
         src = textwrap.dedent(inspect.getsource(func))
@@ -98,7 +98,7 @@ def _rebound_at(tree, names):
     return found
 
 
-class _Usage(ast.NodeVisitor):
+class Usage(ast.NodeVisitor):
     """Votes for each parameter's kind from how a function body uses it."""
 
     def __init__(self, names, evidence, tree=None):
@@ -341,11 +341,11 @@ def helpers(function, calls, evidence, depth=0):
             continue
         mapping = dict((helper_params[i], p) for i, p in enumerate(positional) if p and i < len(helper_params))
         mapping.update((k, p) for k, p in keywords.items() if p and k in helper_params)
-        tree = _source_tree(helper)
+        tree = source_tree(helper)
         if not mapping or tree is None:
             continue
         inner = Evidence()
-        usage = _Usage(list(mapping), inner, tree)
+        usage = Usage(list(mapping), inner, tree)
         usage.visit(tree)
         if depth < 1:
             helpers(helper, usage.calls, inner, depth + 1)
@@ -355,9 +355,9 @@ def helpers(function, calls, evidence, depth=0):
             evidence.literals.setdefault(ours, []).extend(inner.literals.get(helper_name, []))
 
 
-def _none_gradient_positions(backward):
+def none_gradient_positions(backward):
     """Positions whose gradient every return statement of backward gives as a literal None."""
-    tree = _source_tree(backward)
+    tree = source_tree(backward)
     if tree is None:
         return set(), None
     returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None]
@@ -392,11 +392,11 @@ def _returned_items(node):
     return [node]
 
 
-def _ctx_flow(fclass, forward, names, evidence):
+def ctx_flow(fclass, forward, names, evidence):
     """How backward uses what forward keeps on ctx: ``ctx.portal = portal`` in forward and
     ``ctx.portal.use_grad()`` in backward make ``portal`` an object, not a tensor."""
-    ftree = _source_tree(forward)
-    btree = _source_tree(fclass.backward) if _defined_in_user_class(fclass, "backward") else None
+    ftree = source_tree(forward)
+    btree = source_tree(fclass.backward) if defined_in_user_class(fclass, "backward") else None
     if ftree is None or btree is None:
         return
     kept = {}  # ctx attribute -> parameter
@@ -433,4 +433,4 @@ def _ctx_flow(fclass, forward, names, evidence):
             return node
 
     btree = _AsParameter().visit(btree)
-    _Usage(set(kept.values()) | set(unpacked.values()), evidence).visit(btree)
+    Usage(set(kept.values()) | set(unpacked.values()), evidence).visit(btree)

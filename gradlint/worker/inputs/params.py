@@ -13,10 +13,10 @@ import inspect
 import torch
 
 from . import callers
-from .introspect import uses_setup_context
+from ..introspect import value_params
 from .kinds import (BOOL, CALLABLE, DEFAULT, FLOAT, INDEX, INT, INT_TENSOR, MASK, NONE, OBJECT, SEQUENCE,  # noqa: F401
                     SIZE, STR, TENSOR, UNSUPPORTED)
-from .param_usage import (Evidence, _ctx_flow, _defined_in_user_class, _none_gradient_positions, _source_tree, _Usage,
+from .param_usage import (Evidence, Usage, ctx_flow, defined_in_user_class, none_gradient_positions, source_tree,
                           helpers)
 
 
@@ -178,41 +178,28 @@ def float_candidates(name):
 # -- putting it together ------------------------------------------------------------------
 
 
-def value_parameters(fn, fclass):
-    """[inspect.Parameter] that take the values passed to fn (no ctx), or None."""
-    try:
-        if fclass is not None:
-            params = list(inspect.signature(fclass.forward).parameters.values())
-            if not uses_setup_context(fclass) and params:
-                params = params[1:]
-            return params
-        return list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return None
-
-
 def infer(fn, fclass):
     """[Param] for the positional parameters of ``fn`` (keyword-only ones keep defaults)."""
-    params = value_parameters(fn, fclass)
+    params = value_params(fn, fclass)
     if params is None:
         return None
     forward = fclass.forward if fclass is not None else fn
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     names = [p.name for p in params]
     evidence = Evidence()
-    tree = _source_tree(forward)
+    tree = source_tree(forward)
     if tree is not None:
-        usage = _Usage(names, evidence, tree)
+        usage = Usage(names, evidence, tree)
         usage.visit(tree)
         helpers(forward, usage.calls, evidence)
         evidence.unused.update(usage.overwritten_unread())
     if fclass is not None and positional:
-        _ctx_flow(fclass, forward, names, evidence)
+        ctx_flow(fclass, forward, names, evidence)
     for name, values in callers.values_from_callers(fn, fclass).items():
         evidence.called_with.setdefault(name, []).extend(values)
     no_grad = set()
-    if fclass is not None and _defined_in_user_class(fclass, "backward"):
-        none_at, _width = _none_gradient_positions(fclass.backward)
+    if fclass is not None and defined_in_user_class(fclass, "backward"):
+        none_at, _width = none_gradient_positions(fclass.backward)
         no_grad = set(positional[i].name for i in none_at if i < len(positional))
     out = []
     for p in params:

@@ -1,0 +1,17 @@
+"""Finding inputs for a run: what each parameter takes, and where its values come from.
+
+Used by ``job`` when a run has neither declared inputs nor a captured call. The modules, one
+idea each (a test keeps this list complete); names used across them are public:
+
+- ``kinds``: the kinds of value a parameter can take (tensor, index, mask, int, str, ...);
+- ``param_usage``: evidence of what a parameter takes, from how forward (and its helpers,
+  and backward) use it;
+- ``callers``: literal values the module's own code passes to the target;
+- ``params``: each parameter's kind and candidate values, decided from the annotation, the
+  default, the evidence, the callers' values and the name;
+- ``synthesis``: inputs made from the signature: shape strategies times value domains, searched
+  until forward and one backward accept them;
+- ``caller_inputs``: inputs captured from the package's own code that calls the target (a
+  Module's forward, a wrapper), run on synthesized inputs and stopped at the call;
+- ``test_callers``: inputs captured from the project's tests that reach the target.
+"""
