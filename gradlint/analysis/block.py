@@ -29,6 +29,8 @@ class BlockAnalysis:
         # set when a model used here reads code outside the block beyond what block
         # summaries capture (a custom op's backward in another block): do not cache
         self.reads_other_blocks = False
+        # answers the rules share about this block, by the name of the question
+        self.shared: dict[str, dict] = {}
         if ":=" not in text:
             mark_without_walrus(module.body)
 
