@@ -23,7 +23,7 @@ from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, library_al
 from ..analysis.facts import Evaluator
 from ..analysis.gradcheck_calls import gradcheck_names
 from ..analysis.scopes import ModuleContext, Site, default_dtype_of
-from ..analysis.source import NEWLINE, Block, ScannedSource, code_only, rescan, scan
+from ..analysis.source import NEWLINE, Block, NameSet, ScannedSource, code_only, rescan, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
 from ..rules import RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from ..rules.base import Report, Rule
@@ -133,7 +133,7 @@ class ModuleView:
     context: ModuleContext
     context_key: str  # changes when anything other blocks depend on changes
     evaluator: Evaluator
-    gradcheck_aliases: list[str]
+    gradcheck_aliases: NameSet
     top_to_block: dict[int, int]  # id(top-level statement) -> position in `good`
     _lazy: dict = field(default_factory=dict)
 
@@ -167,12 +167,12 @@ class ModuleView:
             return None
         return self.good[position][1].position(node).start.column
 
-    def aliases_of(self, qualified: frozenset[str]) -> list[str]:
+    def aliases_of(self, qualified: frozenset[str]) -> NameSet:
         """Module-level names bound to one of ``qualified`` (`from torch.func import grad`)."""
         key = ("aliases", qualified)
         if key not in self._lazy:
-            self._lazy[key] = [name for name in self.context.scope.table.bindings
-                               if self.context.resolve_name(name, self.context.scope) in qualified]
+            self._lazy[key] = NameSet(name for name in self.context.scope.table.bindings
+                                      if self.context.resolve_name(name, self.context.scope) in qualified)
         return self._lazy[key]
 
     def analysis(self, position: int) -> BlockAnalysis:
@@ -540,13 +540,13 @@ def _may_fire_across_blocks(rule: Rule, position: int, block_text: str, view: Mo
     if rule.requires_custom_op_parts and position in view.custom_op_blocks(text):
         return True
     if rule.requires_aliases_of:
-        return any(alias in block_text for alias in view.aliases_of(rule.requires_aliases_of))
+        return view.aliases_of(rule.requires_aliases_of).in_text(block_text)
     return False
 
 
-def _gradcheck_aliases(context: ModuleContext, text: str) -> list[str]:
+def _gradcheck_aliases(context: ModuleContext, text: str) -> NameSet:
     """Module-level names other than `gradcheck` that call it: aliases, partials, wrappers."""
-    return gradcheck_names(context) if "gradcheck" in text else []
+    return NameSet(gradcheck_names(context) if "gradcheck" in text else ())
 
 
 def _severity(rule: type[Rule] | Rule, report_severity: Severity | None,
