@@ -7,9 +7,10 @@ import gc
 import hashlib
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from .check_cache import CheckCache, entry_key
 from .files import FileReport, UsageError, lint_file
@@ -123,8 +124,9 @@ def _check_one(task: tuple) -> tuple[FileReport, str | None]:
     from .linter import LintCache
 
     cache = LintCache()
-    report = lint_file(job.path, job.display, job.options, fix=fixing, unsafe=unsafe, data=data,
-                       count_fixes=count_fixes, cache=cache)
+    with _no_collections():
+        report = lint_file(job.path, job.display, job.options, fix=fixing, unsafe=unsafe, data=data,
+                           count_fixes=count_fixes, cache=cache)
     parsed_chars = sum(len(text) for text in cache.blocks.texts())
     del cache
     if parsed_chars >= RELEASE_AFTER_BYTES:
@@ -145,6 +147,22 @@ def _check_one(task: tuple) -> tuple[FileReport, str | None]:
 # (The whole-torch run's peak RSS, parent and workers: 338 MB before, 302 MB with this,
 # 285 MB when big files are also kept apart, see BYTES_IN_FLIGHT.)
 RELEASE_AFTER_BYTES = 64 * 1024
+
+
+@contextmanager
+def _no_collections() -> Iterator[None]:
+    """No cyclic collection while one file is linted: its trees grow by millions of
+    objects, and the collector's full passes scan all of them again and again (10-15 % of
+    the lint of a big file). What cycles the lint leaves are collected after it, in one
+    pass (release_memory, for a big file; for a small one, the next automatic collection).
+    Peak memory is the same within a few percent (measured on the generated shapes)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def release_memory(collect: bool = True) -> None:
