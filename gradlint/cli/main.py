@@ -18,6 +18,7 @@ from .. import __version__
 from ..engine.config import ConfigError, ConfigResolver, expand_codes
 from ..engine.batch import Job, check_files, in_shard, parse_shard
 from ..engine.check_cache import CheckCache, clean
+from ..engine.timings import Timings
 from ..engine.files import (FileOptions, FileReport, Resolved, UsageError, discover, lint_text,
                              options_for)
 from ..engine.fixes import fixes_apply
@@ -82,6 +83,8 @@ def build_parser(with_run: bool = True) -> argparse.ArgumentParser:
                        help="print the fixes as a diff, write nothing (exit 1 if there is a diff)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
+    check.add_argument("--timings", action="store_true",
+                       help="show where the CPU time went, by phase and by rule (on stderr)")
     check.add_argument("--stdin-filename", metavar="NAME",
                        help="read the source from standard input and report it as NAME")
     check.add_argument("--config", type=Path, metavar="PYPROJECT",
@@ -241,11 +244,20 @@ def _check(args: argparse.Namespace) -> int:
             display = _display(path, real_cwd, resolve)
             if in_shard(display, shard):
                 jobs.append(Job(path, display, file_options(path)))
+<<<<<<< ours
         cache = None if args.no_cache else CheckCache(cache_directory(args.cache_dir, resolver, cwd))
         reports = check_files(jobs, workers=args.jobs, fixing=fixing, unsafe=unsafe, cache=cache,
                               count_fixes=count_fixes)
         checked = [_checked(report, file_options.config(job.path), job.options, args.baseline)
                    for job, report in zip(jobs, reports)]
+=======
+        cache = None if args.no_cache else CheckCache(_cache_directory(args.cache_dir, resolver, cwd))
+        recorder = Timings() if args.timings else None
+        reports = check_files(jobs, workers=args.jobs, fixing=fixing, unsafe=unsafe, cache=cache,
+                              count_fixes=count_fixes, timings=recorder)
+        if recorder is not None:
+            _print_timings(recorder, len(jobs))
+>>>>>>> theirs
 
     if args.diff:
         return _print_diffs(reports, args.exit_zero)
@@ -288,9 +300,23 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS
 
 
+<<<<<<< ours
 def _checked(report: FileReport, config, options, explicit: Path | None) -> "baseline_cli.Checked":
     return baseline_cli.Checked(report, explicit.absolute() if explicit is not None else config.baseline_path,
                                 explicit is not None or config.baseline is not None, options.select)
+=======
+def _print_timings(recorder: Timings, jobs: int) -> None:
+    from ..rules import RULES_BY_CODE
+
+    import resource
+
+    names = {code: rule.name for code, rule in RULES_BY_CODE.items()}
+    for line in output.timings(recorder, names, jobs - recorder.files):
+        print(line, file=sys.stderr)
+    used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    print(f"  the whole command so far (start, imports, finding files, workers): "
+          f"{sum(u.ru_utime + u.ru_stime for u in used):.3f}", file=sys.stderr)
+>>>>>>> theirs
 
 
 def _read_stdin() -> str:

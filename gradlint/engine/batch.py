@@ -7,15 +7,18 @@ import gc
 import hashlib
 import os
 import sys
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from . import timings
 from .check_cache import CheckCache, entry_key
 from .files import FileReport, UsageError, lint_file
 from .options import LintOptions
 from .reading import MAX_FILE_BYTES, MAX_NOTEBOOK_BYTES, is_notebook, read_bytes
+from .timings import Timings
 
 # Below this much source to analyse, starting worker processes costs more than it saves.
 PARALLEL_MIN_BYTES = 256 * 1024
@@ -66,10 +69,11 @@ def _read(path: Path) -> bytes:
 
 def check_files(jobs: Sequence[Job], *, workers: int = 0, fixing: bool = False,
                 unsafe: bool = False, cache: CheckCache | None = None,
-                count_fixes: bool = False) -> list[FileReport]:
+                count_fixes: bool = False, timings: Timings | None = None) -> list[FileReport]:
     """Reports for ``jobs``, in order. ``workers`` 0: one per CPU when the work is big
     enough to pay for processes. The cache is read and written only when not fixing.
-    ``count_fixes``: count into each report's ``fixable`` what `--fix` would apply."""
+    ``count_fixes``: count into each report's ``fixable`` what `--fix` would apply.
+    ``timings``: receives where the CPU time of the files checked went (workers' too)."""
     from ..analysis.source import SourceDecodeError
 
     use_cache = cache is not None and not fixing
@@ -98,15 +102,22 @@ def check_files(jobs: Sequence[Job], *, workers: int = 0, fixing: bool = False,
 
     if use_cache and pending:
         release_memory(collect=False)  # the files just read for their keys (before forking)
-    tasks = [(jobs[position], fixing, unsafe, use_cache, count_fixes) for position, _ in pending]
+    tasks = [(jobs[position], fixing, unsafe, use_cache, count_fixes, timings is not None)
+             for position, _ in pending]
     count = workers if workers > 0 else default_workers()
     total = sum(size for _, size in pending)
     if count > 1 and len(tasks) >= PARALLEL_MIN_FILES and (workers > 0 or total >= PARALLEL_MIN_BYTES):
         results = _in_workers(tasks, [size for _, size in pending], count)
     else:
+        count = 1
         results = [_check_one(task) for task in tasks]
+    if timings is not None:
+        timings.workers = count
     for (position, _), (report, key) in zip(pending, results):
         reports[position] = report
+        if timings is not None and report.timings is not None:
+            timings.merge(report.timings)
+            report.timings = None
         if use_cache and key is not None and report.internal_error is None:
             cache.put(jobs[position].path, key, report.findings,  # type: ignore[union-attr]
                       {kind: report.fixable} if kind else None)
@@ -114,14 +125,35 @@ def check_files(jobs: Sequence[Job], *, workers: int = 0, fixing: bool = False,
 
 
 def _check_one(task: tuple) -> tuple[FileReport, str | None]:
+    *task, record = task
+    if not record:
+        return _check_file(tuple(task))
+    recorder = Timings()
+    started = time.process_time()
+    gc.callbacks.append(recorder.on_collection)
+    try:
+        with timings.recording(recorder):
+            report, key = _check_file(tuple(task))
+    finally:
+        gc.callbacks.remove(recorder.on_collection)
+    recorder.file_done(task[0].display, time.process_time() - started)
+    report.timings = recorder.as_dict()
+    return report, key
+
+
+def _check_file(task: tuple) -> tuple[FileReport, str | None]:
     from ..analysis.source import SourceDecodeError
 
     job, fixing, unsafe, want_key, count_fixes = task
     try:
-        data = _read(job.path)
+        with timings.phase(timings.READING):
+            data = _read(job.path)
     except (OSError, SourceDecodeError):  # reported by lint_file, never cached
         return lint_file(job.path, job.display, job.options, fix=fixing, unsafe=unsafe), None
-    from .linter import LintCache
+    with timings.phase(timings.IMPORTS):
+        from .linter import LintCache
+        from . import files  # noqa: F401 (and what linting imports first: libcst, the rules)
+        from .. import rules  # noqa: F401
 
     cache = LintCache()
     with _no_collections():
