@@ -308,11 +308,13 @@ def _checked(report: FileReport, config, options, explicit: Path | None) -> "bas
 def _print_timings(recorder: Timings, jobs: int) -> None:
     from ..rules import RULES_BY_CODE
 
-    import resource
-
     names = {code: rule.name for code, rule in RULES_BY_CODE.items()}
     for line in output.timings(recorder, names, jobs - recorder.files):
         print(line, file=sys.stderr)
+    try:
+        import resource
+    except ImportError:  # pragma: no cover (Windows)
+        return
     used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
     print(f"  the whole command so far (start, imports, finding files, workers): "
           f"{sum(u.ru_utime + u.ru_stime for u in used):.3f}", file=sys.stderr)
