@@ -246,13 +246,19 @@ def _loads(scope: Scope) -> dict[str, list[cst.Name]]:
 
 def gradcheck_inputs(block: BlockAnalysis, scope: Scope) -> Subtrees:
     """The inputs arguments of every gradcheck call of the block in ``scope`` (what a fix
-    of one input may also change), made once per scope."""
-    made = block.shared.setdefault("gradcheck_inputs", {})
-    found = made.get(id(scope.node))
+    of one input may also change), made once per scope; the calls are sorted by scope
+    once per block (a class of hundreds of tests asks for each)."""
+    made = block.shared.get("gradcheck_inputs")
+    if made is None:
+        by_scope: dict[int, list[cst.CSTNode]] = {}
+        for call in block.gradcheck_calls:
+            if call.inputs is not None:
+                by_scope.setdefault(id(call.site.scope.node), []).append(call.inputs)
+        made = block.shared["gradcheck_inputs"] = {"by_scope": by_scope, "subtrees": {}}
+    key = id(scope.node)
+    found = made["subtrees"].get(key)
     if found is None:
-        found = made[id(scope.node)] = Subtrees.of(
-            call.inputs for call in block.gradcheck_calls
-            if call.inputs is not None and call.site.scope.node is scope.node)
+        found = made["subtrees"][key] = Subtrees.of(made["by_scope"].get(key, ()))
     return found
 
 
