@@ -241,6 +241,9 @@ def _base_names(statements: Sequence[cst.BaseStatement]) -> set[str]:
             pending.extend(body_statements(stmt.body))
         elif isinstance(stmt, cst.FunctionDef):
             pending.extend(body_statements(stmt.body))
+        elif isinstance(stmt, cst.Match):  # (which compound_bodies leaves out)
+            for case in stmt.cases:
+                pending.extend(body_statements(case.body))
         else:
             for body, _ in compound_bodies(stmt):
                 pending.extend(body)
