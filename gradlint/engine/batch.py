@@ -110,7 +110,9 @@ def check_files(jobs: Sequence[Job], *, workers: int = 0, fixing: bool = False,
         results = _in_workers(tasks, [size for _, size in pending], count)
     else:
         count = 1
-        results = [_check_one(task) for task in tasks]
+        # (the last file's memory is not handed back: nothing is parsed after it, and a
+        # collection over its trees costs a tenth of its lint)
+        results = [_check_one(task + (index < len(tasks) - 1,)) for index, task in enumerate(tasks)]
     if timings is not None:
         timings.workers = count
     for (position, _), (report, key) in zip(pending, results):
@@ -125,15 +127,19 @@ def check_files(jobs: Sequence[Job], *, workers: int = 0, fixing: bool = False,
 
 
 def _check_one(task: tuple) -> tuple[FileReport, str | None]:
-    *task, record = task
+    """Check one file; ``task``: (job, fixing, unsafe, want_key, count_fixes, record
+    timings[, release its memory after it (default: yes)])."""
+    record = task[5]
+    release = task[6] if len(task) > 6 else True
+    task = (*task[:5], release)
     if not record:
-        return _check_file(tuple(task))
+        return _check_file(task)
     recorder = Timings()
     started = time.process_time()
     gc.callbacks.append(recorder.on_collection)
     try:
         with timings.recording(recorder):
-            report, key = _check_file(tuple(task))
+            report, key = _check_file(task)
     finally:
         gc.callbacks.remove(recorder.on_collection)
     recorder.file_done(task[0].display, time.process_time() - started)
@@ -144,7 +150,7 @@ def _check_one(task: tuple) -> tuple[FileReport, str | None]:
 def _check_file(task: tuple) -> tuple[FileReport, str | None]:
     from ..analysis.source import SourceDecodeError
 
-    job, fixing, unsafe, want_key, count_fixes = task
+    job, fixing, unsafe, want_key, count_fixes, release = task
     try:
         with timings.phase(timings.READING):
             data = _read(job.path)
@@ -161,7 +167,9 @@ def _check_file(task: tuple) -> tuple[FileReport, str | None]:
                            count_fixes=count_fixes, cache=cache)
     parsed_chars = sum(len(text) for text in cache.blocks.texts())
     del cache
-    if parsed_chars >= RELEASE_AFTER_BYTES:
+    if not release:
+        pass
+    elif parsed_chars >= RELEASE_AFTER_BYTES:
         release_memory()
     elif len(data) >= RELEASE_AFTER_BYTES:
         release_memory(collect=False)  # its text and pre-check copies: no cycles to collect
