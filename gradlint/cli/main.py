@@ -18,7 +18,7 @@ from .. import __version__
 from ..engine.config import ConfigError, ConfigResolver, expand_codes
 from ..engine.batch import Job, check_files, in_shard, parse_shard
 from ..engine.check_cache import CheckCache, clean
-from ..engine.timings import Timings
+from ..engine.timings import Timings, one_file
 from ..engine.files import (FileOptions, FileReport, Resolved, UsageError, discover, lint_text,
                              options_for)
 from ..engine.fixes import fixes_apply
@@ -213,6 +213,7 @@ def _check(args: argparse.Namespace) -> int:
         other = "--no-baseline" if args.no_baseline else "--diff" if args.diff else "standard input"
         raise UsageError(f"--write-baseline cannot be combined with {other}")
     checked: list[baseline_cli.Checked] = []
+    recorder = Timings() if args.timings else None
     if stdin_mode:
         if args.paths not in ([], ["-"]):
             raise UsageError("`-`/--stdin-filename cannot be combined with other paths")
@@ -221,8 +222,9 @@ def _check(args: argparse.Namespace) -> int:
         config = resolver.for_path(path.absolute() if path else cwd / "stdin.py")
         options = options_for(path.absolute() if path else cwd / "stdin.py", config, select, ignore)
         text = _read_stdin()
-        reports = [lint_text(text, path, display, options, fix=fixing, unsafe=unsafe,
-                             count_fixes=count_fixes)]
+        with one_file(recorder, display):
+            reports = [lint_text(text, path, display, options, fix=fixing, unsafe=unsafe,
+                                 count_fixes=count_fixes)]
         checked.append(_checked(reports[0], config, options, args.baseline))
         if args.fix and not args.diff:
             sys.stdout.write(reports[0].fixed or text)
@@ -244,20 +246,11 @@ def _check(args: argparse.Namespace) -> int:
             display = _display(path, real_cwd, resolve)
             if in_shard(display, shard):
                 jobs.append(Job(path, display, file_options(path)))
-<<<<<<< ours
         cache = None if args.no_cache else CheckCache(cache_directory(args.cache_dir, resolver, cwd))
         reports = check_files(jobs, workers=args.jobs, fixing=fixing, unsafe=unsafe, cache=cache,
-                              count_fixes=count_fixes)
+                              count_fixes=count_fixes, timings=recorder)
         checked = [_checked(report, file_options.config(job.path), job.options, args.baseline)
                    for job, report in zip(jobs, reports)]
-=======
-        cache = None if args.no_cache else CheckCache(_cache_directory(args.cache_dir, resolver, cwd))
-        recorder = Timings() if args.timings else None
-        reports = check_files(jobs, workers=args.jobs, fixing=fixing, unsafe=unsafe, cache=cache,
-                              count_fixes=count_fixes, timings=recorder)
-        if recorder is not None:
-            _print_timings(recorder, len(jobs))
->>>>>>> theirs
 
     if args.diff:
         return _print_diffs(reports, args.exit_zero)
@@ -289,6 +282,8 @@ def _check(args: argparse.Namespace) -> int:
         if outcome.removable and args.format != "text" and not args.quiet:
             print(f"gradlint: {baseline_cli.removable_line(outcome.removable)}", file=sys.stderr)
     _print(findings, args, style, unsafe, fixed, cwd, fixable, blocked, reports, notes)
+    if recorder is not None:
+        _print_timings(recorder, len(reports))
     broken = [report for report in reports if report.internal_error]
     for report in broken:
         print(f"gradlint: error: {report.display}: internal error ({report.internal_error}); "
@@ -300,11 +295,11 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS
 
 
-<<<<<<< ours
 def _checked(report: FileReport, config, options, explicit: Path | None) -> "baseline_cli.Checked":
     return baseline_cli.Checked(report, explicit.absolute() if explicit is not None else config.baseline_path,
                                 explicit is not None or config.baseline is not None, options.select)
-=======
+
+
 def _print_timings(recorder: Timings, jobs: int) -> None:
     from ..rules import RULES_BY_CODE
 
@@ -318,7 +313,6 @@ def _print_timings(recorder: Timings, jobs: int) -> None:
     used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
     print(f"  the whole command so far (start, imports, finding files, workers): "
           f"{sum(u.ru_utime + u.ru_stime for u in used):.3f}", file=sys.stderr)
->>>>>>> theirs
 
 
 def _read_stdin() -> str:

@@ -7,7 +7,6 @@ import gc
 import hashlib
 import os
 import sys
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,14 +134,8 @@ def _check_one(task: tuple) -> tuple[FileReport, str | None]:
     if not record:
         return _check_file(task)
     recorder = Timings()
-    started = time.process_time()
-    gc.callbacks.append(recorder.on_collection)
-    try:
-        with timings.recording(recorder):
-            report, key = _check_file(task)
-    finally:
-        gc.callbacks.remove(recorder.on_collection)
-    recorder.file_done(task[0].display, time.process_time() - started)
+    with timings.one_file(recorder, task[0].display):
+        report, key = _check_file(task)
     report.timings = recorder.as_dict()
     return report, key
 

@@ -103,6 +103,25 @@ def recording(timings: Timings | None) -> Iterator[None]:
 
 
 @contextmanager
+def one_file(timings: Timings | None, display: str) -> Iterator[None]:
+    """Record the check of one file into ``timings`` (nothing when None), the cyclic
+    collector's runs included."""
+    if timings is None:
+        yield
+        return
+    import gc
+
+    started = time.process_time()
+    gc.callbacks.append(timings.on_collection)
+    try:
+        with recording(timings):
+            yield
+    finally:
+        gc.callbacks.remove(timings.on_collection)
+        timings.file_done(display, time.process_time() - started)
+
+
+@contextmanager
 def phase(name: str) -> Iterator[None]:
     """Time what runs inside as ``name`` (when recording)."""
     timings = _CURRENT
