@@ -8,8 +8,8 @@ a whole class), doubling the file more than doubles the time.
   autograd        the project's own benchmark file (benchmarks/autograd_corpus.py)
   saves_nothing   Functions whose forward saves no tensor, backwards that unpack some anyway
   subclasses      Functions derived from Functions (chains, far-away bases, mixins)
-  gradchecks      four tests, each with a quarter of the file's gradcheck/gradgradcheck
-                  calls (hundreds per test)
+  gradchecks      tests of hundreds of gradcheck/gradgradcheck calls each (a quarter of
+                  the file up to 8,000 lines, then 700 calls per test)
   long_class      the whole file is one TestCase class whose tests define local Functions
                   (torch's test_autograd.py has that shape)
   deep_nesting    Functions and checks inside functions, branches, loops and with blocks
@@ -19,6 +19,8 @@ a whole class), doubling the file more than doubles the time.
   mixed           generated autograd code with non-ASCII names and every classic mistake
                   (the file of issue 26)
   notebook        a notebook (.ipynb) whose many cells each define and check a Function
+  globals         module-level tensors and helpers that tests far below use (each lookup
+                  of a module-level name from a function)
   sparse          a big module of plain code (non-ASCII names too) with a Function, its test
                   and a helper that makes its input every few hundred lines: only part of it
                   needs parsing, found through names
@@ -166,9 +168,10 @@ def _gradchecks(n: int, calls: int) -> str:
 
 
 def gradchecks(lines: int, start: int = 0) -> str:
-    """Four tests whose gradcheck calls grow with the file (a test twice as long in a file
-    twice as long: per-call walks of the whole test show up)."""
-    calls = max(8, (lines - 60) // 4 // 3)
+    """Tests of hundreds of gradcheck calls that grow with the file up to 8,000 lines (four
+    tests: a test twice as long in a file twice as long, so per-call walks of the whole test
+    show up), then more tests of 700 calls (2,100 lines) each."""
+    calls = min(700, max(8, -(-(lines - 60) // 12) + 1))
     return _units(_header("gradchecks"), lambda n: _gradchecks(n, calls), lines, start)
 
 
@@ -496,6 +499,30 @@ class Zähler_{n}_{i}:
 '''
 
 
+GLOBALS_UNIT = '''
+
+W{n} = torch.randn(4, 4, dtype=torch.float64, requires_grad=True)
+B{n} = torch.randn(4, requires_grad=True)
+SCALE{n} = {n} + 0.5
+
+
+def make_input_{n}(rows=3):
+    return torch.randn(rows, 4, dtype=torch.float64, requires_grad=True)
+
+
+def affine_{n}(x):
+    return x @ W{n} + B{n} * SCALE{n}
+
+
+def test_affine_{n}():
+    x = make_input_{n}()
+    assert gradcheck(affine_{n}, (x,))
+    assert gradcheck(torch.mm, (x, W{n}))
+    assert gradcheck(torch.add, (B{n}, B{n}))
+    assert gradcheck(lambda t: t * SCALE{n}, (W{n},))
+'''
+
+
 def _sparse(n: int) -> str:
     return SPARSE_UNIT.format(n=n) + "".join(PLAIN.format(n=n, i=i) for i in range(12))
 
@@ -557,6 +584,7 @@ SHAPES: dict[str, Callable[[int, int], str]] = {
     "aliases": lambda lines, start: _units(_header("aliases"), _template(ALIASES), lines, start),
     "mixed": lambda lines, start: _units(_header("mixed"), _template(MIXED), lines, start),
     "notebook": notebook,
+    "globals": lambda lines, start: _units(_header("globals"), _template(GLOBALS_UNIT), lines, start),
     "sparse": lambda lines, start: _units(_header("sparse"), _sparse, lines, start),
 }
 

@@ -6,8 +6,8 @@ to compare two versions of gradlint byte for byte after a change meant only for 
 The files: every shape of benchmarks/shapes.py at each size (generated the same way each
 time), examples/, tests/fixtures/, and each rule's VALID/INVALID examples, alone and padded
 with unrelated code (so that the partial parse is exercised). ``--gradlint-src DIR`` lints
-with the ``gradlint`` package in DIR (an older commit: ``git archive COMMIT gradlint | tar -x
--C DIR``); ``--exhaustive`` with every shortcut off. Then ``cmp`` the two outputs.
+with the ``gradlint`` package in DIR (an older commit: ``git archive COMMIT gradlint
+tests/fixtures | tar -x -C DIR``, its rule fixtures included); ``--exhaustive`` with every shortcut off. Then ``cmp`` the two outputs.
 """
 
 from __future__ import annotations
@@ -32,16 +32,27 @@ def files(sizes: list[int]) -> list[tuple[str, str]]:
              for shape in SHAPES for lines in sizes]
     for directory in ("examples", "tests/fixtures"):
         for path in sorted((ROOT / directory).rglob("*")):
-            if path.suffix in (".py", ".ipynb") and path.is_file():
+            if path.suffix in (".py", ".ipynb") and path.is_file() and "rules" not in path.parts:
                 found.append((str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")))
     from gradlint.rules import ALL_RULES
 
     for rule in ALL_RULES:
-        for index, example in enumerate([*rule.VALID, *rule.INVALID]):
-            code = textwrap.dedent(example.code).lstrip("\n")
-            found.append((f"{rule.code}-{index}.py", code))
-            found.append((f"{rule.code}-{index}-padded.py", code + PADDING))
+        for name, code in _examples(rule):
+            found.append((f"{name}.py", code))
+            found.append((f"{name}-padded.py", code + PADDING))
     return found
+
+
+def _examples(rule) -> list[tuple[str, str]]:
+    """(name, code) of every example of ``rule``: its class's and its fixtures (since the
+    rules took their long tail to tests/fixtures/rules), or its class's alone before."""
+    try:
+        from gradlint.rules.examples import all_examples
+    except ImportError:
+        return [(f"{rule.code}-{index}", textwrap.dedent(example.code).lstrip("\n"))
+                for index, example in enumerate([*rule.VALID, *rule.INVALID])]
+    return [(example.id, example.code if example.path else
+             textwrap.dedent(example.code).lstrip("\n")) for example in all_examples(rule)]
 
 
 def findings_of(name: str, text: str, exhaustive: bool) -> list:
