@@ -231,6 +231,8 @@ def _check(args: argparse.Namespace) -> int:
             blocked = set() if fixes_apply(reports[0].findings) else {display}
             for line in output.render_text(reports[0].findings, output.Style(False), unsafe, blocked):
                 print(line, file=sys.stderr)
+            if recorder is not None:
+                _print_timings(recorder, 1)
             return EXIT_CLEAN if args.exit_zero or not output.failing(reports[0].findings) \
                 else EXIT_FINDINGS
     else:
@@ -253,7 +255,10 @@ def _check(args: argparse.Namespace) -> int:
                    for job, report in zip(jobs, reports)]
 
     if args.diff:
-        return _print_diffs(reports, args.exit_zero)
+        code = _print_diffs(reports, args.exit_zero)
+        if recorder is not None:
+            _print_timings(recorder, len(reports))
+        return code
     if args.fix:
         for report in reports:
             if report.fixed is not None and report.fixed != report.original:
@@ -265,6 +270,8 @@ def _check(args: argparse.Namespace) -> int:
         if not args.quiet:
             for line in written.written:
                 print(line, file=sys.stderr if args.format != "text" else sys.stdout)
+        if recorder is not None:
+            _print_timings(recorder, len(reports))
         return EXIT_CLEAN
     findings = [f for report in reports for f in report.findings]
     fixed = sum(report.fixes_applied for report in reports)

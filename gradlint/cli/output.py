@@ -124,9 +124,11 @@ def timings(recorded, rule_names: dict[str, str], from_cache: int) -> list[str]:
     seconds = recorded.seconds
     rules = {phase[len(RULE):]: value for phase, value in seconds.items() if phase.startswith(RULE)}
     phases = {phase: value for phase, value in seconds.items() if not phase.startswith(RULE)}
-    parsed = (f"{recorded.parsed_files} parsed ({recorded.parsed_lines / 1000:.1f} k lines)"
-              if recorded.parsed_files else "none parsed")
-    lines = [f"Timings (CPU seconds): {recorded.files} files checked, {parsed}, "
+    passes = recorded.parsed_files  # (a file whose fixes are applied or counted is linted again)
+    parsed = (f"{passes} lint pass{'es' if passes != 1 else ''} ({recorded.parsed_lines / 1000:.1f} k lines "
+              f"parsed)" if passes else "none parsed")
+    files = f"{recorded.files} file{'s' if recorded.files != 1 else ''}"
+    lines = [f"Timings (CPU seconds): {files} checked, {parsed}, "
              f"{from_cache} answered from the cache; "
              f"{recorded.workers} process{'es' if recorded.workers != 1 else ''}"]
     rows = [("total", recorded.total)]
