@@ -54,7 +54,10 @@ def test_positions_after_an_early_stop_equal_libcsts(stop_at: int):
     block.resolve_positions_of([nodes[stop_at]])  # generation stops after this node
     # first what the early stop placed, in an order where a node placed with a span cut
     # short (its ancestors were still open) is asked before anything resolves the rest
-    placed = sorted(block._positions or (), key=lambda node: node in (block._whitespace_positions or ()))
+    # (a block keeps its positions by node id)
+    by_id = {id(node): node for node in nodes}
+    placed = [by_id[key] for key in sorted(block._positions or (),
+                                           key=lambda key: key in (block._whitespace_positions or ()))]
     assert nodes[stop_at] in placed
     for node in [*placed, *nodes]:
         assert block.position(node) == syntactic[node], type(node).__name__
@@ -66,5 +69,38 @@ def test_an_early_stop_generates_less_than_the_whole_block():
     assert block.module is not None
     first_name = next(n for n in _all_nodes(block.module) if isinstance(n, cst.Name))
     block.resolve_positions_of([first_name])
-    assert block._positions is not None and first_name in block._positions
+    assert block._positions is not None and id(first_name) in block._positions
     assert len(block._whitespace_positions or ()) < len(_all_nodes(block.module)) / 4
+
+
+TRICKY = [
+    "x = 1\r\nif x:\r\n    y = (1 +\r\n  2)\r\n",  # CRLF, a bracket across lines
+    "",
+    "# only a comment\n",
+    "größe = 'ünïcödé'  # 完成\nα = lambda β: β ** 2\n",
+    "def f():\n\treturn 1\n",  # a tab
+    "s = '''a\nb'''\nt = f'{s!r:>{10}}'\n",
+]
+
+
+@pytest.mark.parametrize("code", TRICKY + ["generated"])
+def test_positions_of_every_node_equal_libcsts(code: str):
+    if code == "generated":  # every shape of the scaling benchmark, a few units each
+        import sys
+        from pathlib import Path
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+        from shapes import SHAPES, generate
+
+        texts = [generate(shape, 200) for shape in SHAPES if shape != "notebook"]
+    else:
+        texts = [code]
+    for text in texts:
+        block = parse_block(text)
+        assert block.module is not None
+        wrapper = MetadataWrapper(block.module, unsafe_skip_copy=True)
+        syntactic = wrapper.resolve(PositionProvider)
+        inclusive = wrapper.resolve(WhitespaceInclusivePositionProvider)
+        for node in _all_nodes(block.module):
+            assert block.position(node) == syntactic[node], type(node).__name__
+            assert block.whitespace_position(node) == inclusive[node], type(node).__name__

@@ -18,7 +18,7 @@ from typing import Iterator, Sequence
 import libcst as cst
 
 from . import memos, torch_api
-from .names import BindingKind, ScopeTable, body_statements, dotted_name
+from .names import BindingKind, ScopeTable, body_statements, compound_bodies, dotted_name
 from .scopes import ModuleContext, Scope, Site, function_scope, walk_statements
 
 # Decorators known to turn a method into something else than a function with the same
@@ -214,6 +214,40 @@ class FunctionResolver:
             assert isinstance(node, cst.ClassDef)
             return node, owner
         return None
+
+
+def class_base_names(context: ModuleContext) -> frozenset[str]:
+    """The names classes of the module derive from (``B`` of ``class C(B)`` and of
+    ``class C(mod.B)``), classes nested anywhere included: whether a Function has subclasses
+    here. Found once per lint (rules ask for each Function; a walk of the module per
+    Function was quadratic in the number of Functions)."""
+    found = context.models.get("class_base_names")
+    if found is None:
+        found = context.models["class_base_names"] = frozenset(_base_names(context.statements))
+    return found  # type: ignore[return-value]
+
+
+def _base_names(statements: Sequence[cst.BaseStatement]) -> set[str]:
+    found: set[str] = set()
+    pending = list(statements)
+    while pending:  # (classes are statements: statement lists lead to every one)
+        stmt = pending.pop()
+        if isinstance(stmt, cst.ClassDef):
+            for base in stmt.bases:
+                if isinstance(base.value, cst.Name):
+                    found.add(base.value.value)
+                elif isinstance(base.value, cst.Attribute):
+                    found.add(base.value.attr.value)
+            pending.extend(body_statements(stmt.body))
+        elif isinstance(stmt, cst.FunctionDef):
+            pending.extend(body_statements(stmt.body))
+        elif isinstance(stmt, cst.Match):  # (which compound_bodies leaves out)
+            for case in stmt.cases:
+                pending.extend(body_statements(case.body))
+        else:
+            for body, _ in compound_bodies(stmt):
+                pending.extend(body)
+    return found
 
 
 def find_autograd_functions(statements: Sequence[cst.BaseStatement], indexes: Sequence[int],

@@ -8,7 +8,7 @@ from typing import Sequence
 import libcst as cst
 
 from .autograd_functions import AutogradFunction, find_autograd_functions
-from .custom_ops import CustomOp, custom_ops
+from .custom_ops import CustomOp, custom_ops, ops_by_top_statement
 from .checked_code import CheckedCode, FunctionIndex, checked_code
 from .facts import Evaluator
 from .func_transforms import TransformedApply, transformed_applies
@@ -29,6 +29,8 @@ class BlockAnalysis:
         # set when a model used here reads code outside the block beyond what block
         # summaries capture (a custom op's backward in another block): do not cache
         self.reads_other_blocks = False
+        # answers the rules share about this block, by the name of the question
+        self.shared: dict[str, dict] = {}
         if ":=" not in text:
             mark_without_walrus(module.body)
 
@@ -56,18 +58,28 @@ class BlockAnalysis:
     @cached_property
     def custom_ops(self) -> list[CustomOp]:
         """The custom ops created in this block (each op belongs to one block)."""
-        return [op for op in custom_ops(self.context) if self.holds(op.site)]
+        return [op for op in self._ops_with_parts_here if self.holds(op.site)]
 
     @cached_property
     def custom_op_parts(self) -> list[CustomOp]:
         """The custom ops with a piece (definition, function, registration) in this block."""
         found = []
-        for op in custom_ops(self.context):
+        for op in self._ops_with_parts_here:
             inside = [self.holds(site) for site in op.sites()]
-            if any(inside):
-                found.append(op)
-                self.reads_other_blocks = self.reads_other_blocks or not all(inside)
+            found.append(op)
+            self.reads_other_blocks = self.reads_other_blocks or not all(inside)
         return found
+
+    @cached_property
+    def _ops_with_parts_here(self) -> list[CustomOp]:
+        """The module's custom ops with a piece in this block, in the module's order (from
+        an index of the ops by top-level statement, built once per lint)."""
+        by_statement = ops_by_top_statement(self.context)
+        positions: set[int] = set()
+        for index in self.indexes:
+            positions.update(by_statement.get(id(self.context.statements[index]), ()))
+        ops = custom_ops(self.context)
+        return [ops[position] for position in sorted(positions)]
 
     @cached_property
     def transformed_applies(self) -> list[TransformedApply]:

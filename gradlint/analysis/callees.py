@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import libcst as cst
 
+from . import memos
 from .fact_types import (UNKNOWN, Fact, OpaqueFact, SequenceFact, TensorFact, merge_facts,
                          without_origins)
 from .names import BindingKind, dotted_name, parameter_names
-from .scopes import Frame, ModuleContext, Scope, Site, find_site, function_scope, walk_statements
+from .scopes import (Frame, ModuleContext, Scope, Site, find_site, function_scope, statement_site,
+                     walk_statements)
 from .traverse import visit
 
 if TYPE_CHECKING:
@@ -252,11 +254,9 @@ class Callees:
     def _local_fixture(self, name: str, scope: Scope) -> tuple[cst.FunctionDef, Site] | None:
         class_scope = scope.parent
         if class_scope is not None and class_scope.kind == "class":
-            for index, stmt in enumerate(class_scope.statements):
-                if isinstance(stmt, cst.FunctionDef) and fixture_name(stmt) == name:
-                    site = find_site(class_scope.statements, class_scope, stmt)
-                    if site is not None:
-                        return stmt, site
+            found = _class_fixtures(class_scope).get(name)
+            if found is not None:
+                return found
         return self.module_fixtures().get(name)
 
     def module_fixtures(self) -> dict[str, tuple[cst.FunctionDef, Site]]:
@@ -295,12 +295,29 @@ def _single_def(scope: Scope, name: str) -> cst.FunctionDef | None:
     return None
 
 
+_CLASS_FIXTURES: dict = memos.memo()  # id(class node) -> (node, {name: (def, site)})
+
+
+def _class_fixtures(class_scope: Scope) -> dict[str, tuple[cst.FunctionDef, Site]]:
+    """The pytest fixtures a class defines, by name (the first of each name), found once
+    per lint: asked for every parameter of every test method."""
+    known = memos.recall(_CLASS_FIXTURES, id(class_scope.node), class_scope.node)
+    if known is memos.MISSING:
+        known = {}
+        for stmt in class_scope.statements:
+            if isinstance(stmt, cst.FunctionDef):
+                name = fixture_name(stmt)
+                if name is not None and name not in known:
+                    site = find_site(class_scope.statements, class_scope, stmt)
+                    if site is not None:
+                        known[name] = (stmt, site)
+        memos.remember(_CLASS_FIXTURES, id(class_scope.node), class_scope.node, known)
+    return known  # type: ignore[return-value]
+
+
 def _site_in(owner: Scope, node: cst.FunctionDef, context: ModuleContext) -> Site | None:
     if owner.kind == "module":
-        for index, stmt in enumerate(context.statements):
-            if stmt is node:
-                return Site(context.scope, (Frame(context.statements, index),))
-        return None
+        return statement_site(context.statements, context.scope, node)
     return find_site(owner.statements, owner, node)
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from .names import dotted_name, parameter_names
-from .scopes import Frame, Scope, Site, find_site
+from .scopes import Scope, Site, find_site, statement_site
 from .traverse import visit
 
 if TYPE_CHECKING:
@@ -258,10 +258,7 @@ def _def_site(scope: Scope, evaluator: "Evaluator") -> Site | None:
     assert parent is not None
     if parent.kind == "module":
         context = evaluator.context
-        for index, stmt in enumerate(context.statements):
-            if stmt is scope.node:
-                return Site(context.scope, (Frame(context.statements, index),))
-        return None
+        return statement_site(context.statements, context.scope, scope.node)  # type: ignore[arg-type]
     return find_site(parent.statements, parent, scope.node)  # type: ignore[arg-type]
 
 

@@ -209,6 +209,21 @@ class CustomOp:
                 yield registration.function.site
 
 
+def ops_by_top_statement(context: ModuleContext) -> dict[int, list[int]]:
+    """id(top-level statement) -> positions in ``custom_ops(context)`` of the ops with a
+    piece in it (memoized on the context: each block asks)."""
+    found = context.models.get("custom_ops_by_top_statement")
+    if found is None:
+        found = {}
+        for position, op in enumerate(custom_ops(context)):
+            for site in op.sites():
+                positions = found.setdefault(id(site.top_statement), [])
+                if not positions or positions[-1] != position:
+                    positions.append(position)
+        context.models["custom_ops_by_top_statement"] = found
+    return found  # type: ignore[return-value]
+
+
 def custom_ops(context: ModuleContext) -> list[CustomOp]:
     """Every custom op of the module, with its registrations (memoized on the context)."""
     if "custom_ops" not in context.models:
@@ -223,6 +238,7 @@ def limit_search(context: ModuleContext, positions: Iterable[int]) -> None:
     functions they name (a backward, a fake) are still found anywhere, by name."""
     context.models["torch_library_statements"] = frozenset(positions)
     context.models.pop("custom_ops", None)
+    context.models.pop("custom_ops_by_top_statement", None)
 
 
 def _key(scope: Scope) -> int:

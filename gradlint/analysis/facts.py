@@ -9,13 +9,14 @@ what it knows.
 
 from __future__ import annotations
 
+import bisect
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterator, Sequence
 
 import libcst as cst
 
-from . import memos, torch_api, transfer
+from . import memos, torch_api, transfer, traverse
 from .callees import Callees
 from .expressions import TENSOR_ONLY_CASTS, Expressions, bool_argument, literal_bool, literal_number
 from .fact_types import (UNKNOWN, DtypeFact, Fact, OpaqueFact, Origin, SequenceFact,  # noqa: F401
@@ -185,7 +186,7 @@ class Evaluator(Expressions):
         for level in range(len(frames) - 1, -1, -1):
             frame = frames[level]
             prefix = frames[:level]
-            for index in range(frame.index - 1, -1, -1):
+            for index in _earlier_naming(frame.statements, frame.index, name):
                 stmt = frame.statements[index]
                 here = Site(site.scope, prefix + (Frame(frame.statements, index, frame.owner,
                                                         frame.handler),))
@@ -241,7 +242,7 @@ class Evaluator(Expressions):
         # mutations that follow the binding in its own statement list
         later: list[_Mutation] = []
         frame = binding_site.frames[-1]
-        for index in range(frame.index + 1, len(frame.statements)):
+        for index in _later_naming(frame.statements, frame.index, name):
             stmt = frame.statements[index]
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 continue
@@ -280,9 +281,9 @@ class Evaluator(Expressions):
         return self.callees.fixture(name, scope, depth)
 
     def _statement_site(self, scope: Scope, small: cst.CSTNode) -> Site | None:
-        for index, stmt in enumerate(scope.statements):
-            if isinstance(stmt, cst.SimpleStatementLine) and any(s is small for s in stmt.body):
-                return Site(scope, (Frame(scope.statements, index),))
+        index = _lines_of_smalls(scope.statements).get(id(small))
+        if index is not None:
+            return Site(scope, (Frame(scope.statements, index),))
         # nested in a compound statement of that scope
         for stmt in _simple_lines(scope.statements):
             if any(s is small for s in stmt.body):
@@ -714,3 +715,67 @@ def _calls_receiving(small: cst.BaseSmallStatement, name: str) -> list[cst.Call]
     visitor = _ReceivingCalls(name)
     visit(small, visitor)
     return visitor.calls
+
+
+# -- indexes of long statement lists, made once per lint ----------------------------------
+# Looking a name up walks the statements between its use and its binding (and, for a
+# module-level name, every statement after the binding, for mutations): in a module of
+# thousands of statements, a walk per lookup was quadratic. Only statements holding a
+# ``Name`` of it can bind or change it (``_examine`` finds nothing in the others), so the
+# lookups visit those alone.
+_INDEXED = 32  # shorter lists are walked whole
+_NAMING: dict = memos.memo()  # id(statement list) -> (list, {name: [positions]})
+_SMALLS: dict = memos.memo()  # id(statement list) -> (list, {id(small statement): position})
+_NAME = frozenset({cst.Name})
+
+
+def _naming(statements: Sequence[cst.BaseStatement]) -> dict[str, list[int]] | None:
+    """Name -> the positions of the statements holding a ``Name`` of it (of a ``def`` or a
+    ``class``, only its own name: all ``_examine`` reads of one). None for short lists and
+    in the reference run."""
+    if len(statements) < _INDEXED or traverse.reference_run():
+        return None
+    known = memos.recall(_NAMING, id(statements), statements)
+    if known is not memos.MISSING:
+        return known  # type: ignore[return-value]
+    found: dict[str, list[int]] = {}
+    for position, stmt in enumerate(statements):
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            names = [stmt.name]
+        else:
+            names = traverse.collect(stmt, _NAME, frozenset()) or []
+        for node in names:
+            positions = found.setdefault(node.value, [])  # type: ignore[attr-defined]
+            if not positions or positions[-1] != position:
+                positions.append(position)
+    memos.remember(_NAMING, id(statements), statements, found)
+    return found
+
+
+def _earlier_naming(statements: Sequence[cst.BaseStatement], before: int, name: str) -> Iterator[int]:
+    """The positions before ``before``, nearest first, where ``_examine`` may find
+    something about ``name``."""
+    index = _naming(statements)
+    if index is None:
+        return iter(range(before - 1, -1, -1))
+    positions = index.get(name, ())
+    return reversed(positions[:bisect.bisect_left(positions, before)])
+
+
+def _later_naming(statements: Sequence[cst.BaseStatement], after: int, name: str) -> Iterator[int]:
+    """The positions after ``after``, in order, where ``_examine`` may find something."""
+    index = _naming(statements)
+    if index is None:
+        return iter(range(after + 1, len(statements)))
+    positions = index.get(name, ())
+    return iter(positions[bisect.bisect_right(positions, after):])
+
+
+def _lines_of_smalls(statements: Sequence[cst.BaseStatement]) -> dict[int, int]:
+    """id(small statement) -> the position of its line, for the simple lines of a list."""
+    known = memos.recall(_SMALLS, id(statements), statements)
+    if known is memos.MISSING:
+        known = {id(small): position for position, stmt in enumerate(statements)
+                 if isinstance(stmt, cst.SimpleStatementLine) for small in stmt.body}
+        memos.remember(_SMALLS, id(statements), statements, known)
+    return known  # type: ignore[return-value]

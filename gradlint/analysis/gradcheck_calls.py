@@ -12,7 +12,7 @@ from . import memos, torch_api, traverse
 from .arguments import literal_mapping
 from .facts import Evaluator, Fact, SequenceFact
 from .names import BindingKind, body_statements
-from .source import code_only
+from .source import NameSet, code_only
 from .scopes import ModuleContext, Scope, Site, walk_statements
 from .traverse import visit
 
@@ -181,15 +181,29 @@ _LOCAL_ALIAS = re.compile(r"gradcheck\s+as\b|=\s*[\w.]*gradcheck\b")
 def may_call_gradcheck(text: str, aliases: Sequence[str]) -> bool:
     """Could ``text`` contain a gradcheck call? (Visiting every expression of a block is
     costly; a call needs the callee's name followed by an opening parenthesis.)"""
-    if "gradcheck" not in text and not any(alias in text for alias in aliases):
+    aliases = aliases if isinstance(aliases, NameSet) else NameSet(aliases)
+    if "gradcheck" not in text and not aliases.in_text(text):
         return False
     text = code_only(text)
     if _LOCAL_ALIAS.search(text):
         return True  # a local alias: any name could be the callee
+    if aliases.words_only:  # (the searches below, in one pass whatever the number of names)
+        if aliases and any(_is_gradcheck_name(m.group(1), aliases) for m in _ASSIGNED_WORD.finditer(text)):
+            return True
+        return any(_is_gradcheck_name(m.group(1), aliases) for m in _CALLED_WORD.finditer(text))
     names = "|".join(re.escape(n) for n in ("gradcheck", "gradgradcheck", *aliases))
     if aliases and re.search(rf"=\s*(?:{names})\b", text):
         return True  # a local alias of a module-level alias
     return re.search(rf"\b(?:{names})\s*\(", text) is not None
+
+
+# names that are words: `=\s*(?:names)\b` and `\b(?:names)\s*\(` match where these find one
+_ASSIGNED_WORD = re.compile(r"=\s*(\w+)")
+_CALLED_WORD = re.compile(r"(?<!\w)(\w+)\s*\(")
+
+
+def _is_gradcheck_name(word: str, aliases: NameSet) -> bool:
+    return word in ("gradcheck", "gradgradcheck") or word in aliases
 
 
 def find_gradcheck_calls(statements: Sequence[cst.BaseStatement], indexes: Sequence[int],

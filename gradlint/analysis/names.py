@@ -235,6 +235,9 @@ def parameter_names(params: cst.Parameters) -> list[str]:
     return names
 
 
+_UNKNOWN = object()
+
+
 class ScopeTable:
     """The bindings of one scope: a module, a function body or a class body."""
 
@@ -243,6 +246,9 @@ class ScopeTable:
         for binding in bindings:
             self.bindings.setdefault(binding.name, []).append(binding)
         self.star_imports = frozenset(star_imports)
+        # (answers of `imported`: a name every notebook cell imports again has a binding
+        # per cell, and it is asked for at every use)
+        self._imported: dict[str, str | None] = {}
 
     @staticmethod
     def of_statements(statements: Iterable[cst.BaseStatement],
@@ -273,6 +279,12 @@ class ScopeTable:
         Bindings inside ``except`` handlers (``except ImportError: torch = None``) are
         ignored when the name is also imported outside one.
         """
+        known = self._imported.get(name, _UNKNOWN)
+        if known is _UNKNOWN:
+            known = self._imported[name] = self._find_imported(name)
+        return known  # type: ignore[return-value]
+
+    def _find_imported(self, name: str) -> str | None:
         bindings = self.bindings.get(name)
         if not bindings:
             return None

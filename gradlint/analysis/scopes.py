@@ -154,6 +154,16 @@ def _positions(statements: Sequence[cst.BaseStatement]) -> dict[int, int]:
     return found
 
 
+def statement_site(statements: Sequence[cst.BaseStatement], scope: Scope,
+                   target: cst.CSTNode) -> Site | None:
+    """The site of ``target`` when it is one of ``statements`` itself (not nested)."""
+    if len(statements) > _INDEXED:
+        position = _positions(statements).get(id(target))
+    else:
+        position = next((i for i, stmt in enumerate(statements) if stmt is target), None)
+    return None if position is None else Site(scope, (Frame(statements, position),))
+
+
 def find_site(statements: Sequence[cst.BaseStatement], scope: Scope, target: cst.CSTNode,
               prefix: tuple[Frame, ...] = (), owner: cst.CSTNode | None = None,
               handler: bool = False) -> Site | None:

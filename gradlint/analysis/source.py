@@ -106,6 +106,41 @@ def code_only(text: str) -> str:
     return "".join(pieces)
 
 
+class NameSet(tuple):
+    """Names a module binds to something rules look for (its aliases of gradcheck), to
+    find in block texts: a tuple of the names, which also says whether a text holds one.
+
+    A module may bind thousands (`check_7 = partial(gradcheck, ...)` in every test): a
+    substring search per name and per block was quadratic. When every name is a word, a
+    block holds one if one of its words is one (one pass over the text): a rule finds a
+    use of a name only where the code names it, as a whole word."""
+
+    def __new__(cls, names=()):
+        return super().__new__(cls, names)
+
+    def __init__(self, names=()):
+        self._set = frozenset(self)
+        self.words_only = all(_WORD_ONLY.fullmatch(name) for name in self)
+        self._answers: dict[str, bool] = {}
+
+    def in_text(self, text: str) -> bool:
+        """Does ``text`` hold one of the names (as a word, when they are all words)?"""
+        if len(self) < _FEW_NAMES or not self.words_only:
+            return any(name in text for name in self)
+        known = self._answers.get(text)
+        if known is None:
+            known = self._answers[text] = not self._set.isdisjoint(_WORD.findall(text))
+        return known
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._set
+
+
+_WORD = re.compile(r"\w+")
+_WORD_ONLY = re.compile(r"\w+")
+_FEW_NAMES = 8  # fewer names: a substring search each is cheaper than splitting the text
+
+
 @dataclass(frozen=True)
 class Block:
     """One top-level statement (with the comments and blank lines before it)."""

@@ -175,6 +175,13 @@ def libcst_traversal() -> Iterator[None]:
 _USE_LIBCST = False
 
 
+def reference_run() -> bool:
+    """Is this the reference run (within ``libcst_traversal``: an exhaustive lint)? Indexes
+    built for speed then give way to the plain walks they stand for, so that comparing the
+    two runs checks them too."""
+    return _USE_LIBCST
+
+
 def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """Run ``visitor`` over ``node`` and its descendants (read-only)."""
     plan = None if _USE_LIBCST else _plan(type(visitor))

@@ -18,6 +18,7 @@ from .. import __version__
 from ..engine.config import ConfigError, ConfigResolver, expand_codes
 from ..engine.batch import Job, check_files, in_shard, parse_shard
 from ..engine.check_cache import CheckCache, clean
+from ..engine.timings import Timings, one_file
 from ..engine.files import (FileOptions, FileReport, Resolved, UsageError, discover, lint_text,
                              options_for)
 from ..engine.fixes import fixes_apply
@@ -84,6 +85,8 @@ def build_parser(with_run: bool = True) -> argparse.ArgumentParser:
                        help="print the fixes as a diff, write nothing (exit 1 if there is a diff)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
+    check.add_argument("--timings", action="store_true",
+                       help="show where the CPU time went, by phase and by rule (on stderr)")
     check.add_argument("--stdin-filename", metavar="NAME",
                        help="read the source from standard input and report it as NAME")
     check.add_argument("--config", type=Path, metavar="PYPROJECT",
@@ -212,6 +215,7 @@ def _check(args: argparse.Namespace) -> int:
         other = "--no-baseline" if args.no_baseline else "--diff" if args.diff else "standard input"
         raise UsageError(f"--write-baseline cannot be combined with {other}")
     checked: list[baseline_cli.Checked] = []
+    recorder = Timings() if args.timings else None
     if stdin_mode:
         if args.paths not in ([], ["-"]):
             raise UsageError("`-`/--stdin-filename cannot be combined with other paths")
@@ -220,14 +224,17 @@ def _check(args: argparse.Namespace) -> int:
         config = resolver.for_path(path.absolute() if path else cwd / "stdin.py")
         options = options_for(path.absolute() if path else cwd / "stdin.py", config, select, ignore)
         text = _read_stdin()
-        reports = [lint_text(text, path, display, options, fix=fixing, unsafe=unsafe,
-                             count_fixes=count_fixes)]
+        with one_file(recorder, display):
+            reports = [lint_text(text, path, display, options, fix=fixing, unsafe=unsafe,
+                                 count_fixes=count_fixes)]
         checked.append(_checked(reports[0], config, options, args.baseline))
         if args.fix and not args.diff:
             sys.stdout.write(reports[0].fixed or text)
             blocked = set() if fixes_apply(reports[0].findings) else {display}
             for line in output.render_text(reports[0].findings, output.Style(False), unsafe, blocked):
                 print(line, file=sys.stderr)
+            if recorder is not None:
+                _print_timings(recorder, 1)
             return EXIT_CLEAN if args.exit_zero or not output.failing(reports[0].findings) \
                 else EXIT_FINDINGS
     else:
@@ -245,12 +252,15 @@ def _check(args: argparse.Namespace) -> int:
                 jobs.append(Job(path, display, file_options(path)))
         cache = None if args.no_cache else CheckCache(cache_directory(args.cache_dir, resolver, cwd))
         reports = check_files(jobs, workers=args.jobs, fixing=fixing, unsafe=unsafe, cache=cache,
-                              count_fixes=count_fixes)
+                              count_fixes=count_fixes, timings=recorder)
         checked = [_checked(report, file_options.config(job.path), job.options, args.baseline)
                    for job, report in zip(jobs, reports)]
 
     if args.diff:
-        return _print_diffs(reports, args.exit_zero)
+        code = _print_diffs(reports, args.exit_zero)
+        if recorder is not None:
+            _print_timings(recorder, len(reports))
+        return code
     if args.fix:
         for report in reports:
             if report.fixed is not None and report.original is not None and report.fixed != report.original:
@@ -268,6 +278,8 @@ def _check(args: argparse.Namespace) -> int:
         if not args.quiet:
             for line in written.written:
                 print(line, file=sys.stderr if args.format != "text" else sys.stdout)
+        if recorder is not None:
+            _print_timings(recorder, len(reports))
         return EXIT_CLEAN
     findings = [f for report in reports for f in report.findings]
     fixed = sum(report.fixes_applied for report in reports)
@@ -285,6 +297,8 @@ def _check(args: argparse.Namespace) -> int:
         if outcome.removable and args.format != "text" and not args.quiet:
             print(f"gradlint: {baseline_cli.removable_line(outcome.removable)}", file=sys.stderr)
     _print(findings, args, style, unsafe, fixed, cwd, fixable, blocked, reports, notes)
+    if recorder is not None:
+        _print_timings(recorder, len(reports))
     broken = [report for report in reports if report.internal_error]
     for report in broken:
         print(f"gradlint: error: {report.display}: internal error ({report.internal_error}); "
@@ -299,6 +313,21 @@ def _check(args: argparse.Namespace) -> int:
 def _checked(report: FileReport, config, options, explicit: Path | None) -> "baseline_cli.Checked":
     return baseline_cli.Checked(report, explicit.absolute() if explicit is not None else config.baseline_path,
                                 explicit is not None or config.baseline is not None, options.select)
+
+
+def _print_timings(recorder: Timings, jobs: int) -> None:
+    from ..rules import RULES_BY_CODE
+
+    names = {code: rule.name for code, rule in RULES_BY_CODE.items()}
+    for line in output.timings(recorder, names, jobs - recorder.files):
+        print(line, file=sys.stderr)
+    try:
+        import resource
+    except ImportError:  # pragma: no cover (Windows)
+        return
+    used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    print(f"  the whole command so far (start, imports, finding files, workers): "
+          f"{sum(u.ru_utime + u.ru_stime for u in used):.3f}", file=sys.stderr)
 
 
 def _read_stdin() -> str:

@@ -117,6 +117,37 @@ def statistics(findings: Sequence[Finding], unsafe: bool, blocked: Collection[st
     return lines
 
 
+def timings(recorded, rule_names: dict[str, str], from_cache: int) -> list[str]:
+    """`--timings`: where the CPU time of the files checked went, by phase and by rule."""
+    from ..engine.timings import RULE
+
+    seconds = recorded.seconds
+    rules = {phase[len(RULE):]: value for phase, value in seconds.items() if phase.startswith(RULE)}
+    phases = {phase: value for phase, value in seconds.items() if not phase.startswith(RULE)}
+    passes = recorded.parsed_files  # (a file whose fixes are applied or counted is linted again)
+    parsed = (f"{passes} lint pass{'es' if passes != 1 else ''} ({recorded.parsed_lines / 1000:.1f} k lines "
+              f"parsed)" if passes else "none parsed")
+    files = f"{recorded.files} file{'s' if recorded.files != 1 else ''}"
+    lines = [f"Timings (CPU seconds): {files} checked, {parsed}, "
+             f"{from_cache} answered from the cache; "
+             f"{recorded.workers} process{'es' if recorded.workers != 1 else ''}"]
+    rows = [("total", recorded.total)]
+    order = ["importing libcst and the rules", "reading files", "pre-checks and choosing blocks",
+             "parsing (libcst)", "module context"]
+    rows += [(phase, phases.pop(phase)) for phase in order if phase in phases]
+    rows.append(("rules (with the analysis they ask for)", sum(rules.values())))
+    rows += [(f"  {code} {rule_names.get(code, '')}", value)
+             for code, value in sorted(rules.items(), key=lambda item: -item[1]) if value >= 0.0005]
+    rows += sorted(phases.items(), key=lambda item: -item[1])
+    rows.append(("other", recorded.total - sum(seconds.values())))
+    width = max(len(label) for label, _ in rows)
+    lines += [f"  {label:<{width}} {value:8.3f}" for label, value in rows]
+    if recorded.slowest:
+        lines.append("  slowest files:")
+        lines += [f"    {value:8.3f}  {name}" for value, name in recorded.slowest]
+    return lines
+
+
 def _edit_json(edit) -> dict:
     result = {
         "line": edit.range.start.line, "column": edit.range.start.column + 1,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
-from libcst.metadata.position_provider import PositionProvidingCodegenState
+from libcst.metadata.position_provider import WhitespaceInclusivePositionProvidingCodegenState
 
 from ..analysis.names import BindingKind, ScopeTable, body_statements, dotted_name
 
@@ -28,23 +29,24 @@ class ParsedBlock:
     module: cst.Module | None
     error: SyntaxProblem | None
     summary: tuple = ()
+    # by id(node): ((line, column), (line, column)), turned into CodeRanges when asked
     _positions: dict | None = field(default=None, repr=False)
     _whitespace_positions: dict | None = field(default=None, repr=False)
 
     def position(self, node: cst.CSTNode) -> CodeRange:
-        found = self._positions.get(node) if self._positions is not None else None
+        found = self._positions.get(id(node)) if self._positions is not None else None
         if found is None:
             self._resolve_positions()
-            found = self._positions[node]  # type: ignore[index]
-        return found
+            found = self._positions[id(node)]  # type: ignore[index]
+        return _range(found)
 
     def whitespace_position(self, node: cst.CSTNode) -> CodeRange:
         """The exact span of ``module.code_for_node(node)``: what a replacement replaces."""
-        found = self._whitespace_positions.get(node) if self._whitespace_positions is not None else None
+        found = self._whitespace_positions.get(id(node)) if self._whitespace_positions is not None else None
         if found is None:
             self._resolve_positions()
-            found = self._whitespace_positions[node]  # type: ignore[index]
-        return found
+            found = self._whitespace_positions[id(node)]  # type: ignore[index]
+        return _range(found)
 
     def forget_positions(self) -> None:
         self._positions = self._whitespace_positions = None
@@ -59,52 +61,103 @@ class ParsedBlock:
             self._resolve_positions(wanted)
 
     def _resolve_positions(self, wanted: set[int] | None = None) -> None:
-        """Both kinds of positions from one code generation (libcst's providers make one
-        each); the same values as ``PositionProvider``/``WhitespaceInclusivePositionProvider``.
-        With ``wanted`` (node ids), generation may stop when all of those are placed."""
+        """Both kinds of positions from one code generation; the same values as libcst's
+        ``PositionProvider``/``WhitespaceInclusivePositionProvider``. With ``wanted`` (node
+        ids), generation may stop when all of those are placed."""
         assert self.module is not None
-        sink = _PositionSink(wanted)
-        state = _BothPositionsState(default_indent=self.module.default_indent,
-                                    default_newline=self.module.default_newline, provider=sink)
+        state = _PositionsState(self.module.default_indent, self.module.default_newline, wanted)
         try:
             self.module._codegen(state)
         except Exception:
-            if not sink.all_placed:
+            if not state.all_placed:
                 raise
-            # stopped early: the nodes still open recorded spans cut short (libcst records
-            # a syntactic position in a ``finally``, and may then fail to find a child that
+            # stopped early: the nodes still open recorded spans cut short (a syntactic
+            # position is recorded on the way out, and may then fail to find a child that
             # was never generated); only finished nodes keep theirs
-            sink._computed = {node: span for node, span in sink._computed.items()
-                              if node in sink.whitespace}
-        self._positions, self._whitespace_positions = sink._computed, sink.whitespace
+            state.syntactic = {key: span for key, span in state.syntactic.items()
+                               if key in state.whitespace}
+        self._positions, self._whitespace_positions = state.syntactic, state.whitespace
+
+
+def _range(span: tuple) -> CodeRange:
+    (start_line, start_column), (end_line, end_column) = span
+    return CodeRange(CodePosition(start_line, start_column), CodePosition(end_line, end_column))
 
 
 class _AllPlaced(Exception):
     """Stops code generation: every wanted node has its positions."""
 
 
-class _PositionSink:
-    def __init__(self, wanted: set[int] | None = None) -> None:
-        self._computed: dict = {}  # syntactic positions (where libcst's provider keeps them)
-        self.whitespace: dict = {}
-        self.wanted = wanted  # node ids still to place, or None: all
+_NEWLINE = re.compile(r"\r\n?|\n")
+
+
+class _PositionsState(WhitespaceInclusivePositionProvidingCodegenState):
+    """What libcst's two position-providing states record, in one code generation, as
+    plain tuples by node id: theirs make a CodePosition and a CodeRange per node, hash
+    nodes in Python, and enter a generator context manager per syntactic position (1.6x
+    the cost; positions took as long as a parse on files full of findings)."""
+
+    def __init__(self, default_indent: str, default_newline: str, wanted: set[int] | None):
+        super().__init__(default_indent, default_newline, None)
+        self.line = 1
+        self.column = 0
+        self.stack: list[tuple[int, int]] = []
+        self.syntactic: dict[int, tuple] = {}
+        self.whitespace: dict[int, tuple] = {}
+        self.wanted = wanted
         self.all_placed = False
 
+    def add_indent_tokens(self) -> None:
+        for token in self.indent_tokens:
+            self.add_token(token)
 
-class _BothPositionsState(PositionProvidingCodegenState):
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        if "\n" in value or "\r" in value:
+            segments = _NEWLINE.split(value)
+            self.line += len(segments) - 1
+            self.column = len(segments[-1])
+        else:
+            self.column += len(value)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self.stack.append((self.line, self.column))
+
     def after_codegen(self, node: cst.CSTNode) -> None:
-        start = self._stack.pop()
-        span = CodeRange(start, CodePosition(self.line, self.column))
-        sink = self.provider
-        sink.whitespace[node] = span
-        if node not in sink._computed:
-            sink._computed[node] = span
-        wanted = sink.wanted
+        span = (self.stack.pop(), (self.line, self.column))
+        key = id(node)
+        self.whitespace[key] = span
+        if key not in self.syntactic:
+            self.syntactic[key] = span
+        wanted = self.wanted
         if wanted is not None:
-            wanted.discard(id(node))
+            wanted.discard(key)
             if not wanted:
-                sink.all_placed = True
+                self.all_placed = True
                 raise _AllPlaced
+
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node=None, end_node=None):
+        return _Syntactic(self, node, start_node, end_node)
+
+
+class _Syntactic:
+    """``record_syntactic_position``: the span of a node without its surrounding
+    whitespace, or hoisted from the children libcst names."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: _PositionsState, node, start_node, end_node):
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = (self.state.line, self.state.column)
+
+    def __exit__(self, *exc) -> None:
+        state = self.state
+        start = self.start if self.start_node is None else state.syntactic[id(self.start_node)][0]
+        end = (state.line, state.column) if self.end_node is None else \
+            state.syntactic[id(self.end_node)][1]
+        state.syntactic[id(self.node)] = (start, end)
 
 
 def parse_block(text: str) -> ParsedBlock:

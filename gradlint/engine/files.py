@@ -120,6 +120,7 @@ class FileReport:
     fixes_applied: int = 0
     fixable: int = 0  # how many fixes `--fix` would apply (when counted)
     internal_error: str | None = None  # gradlint failed on this file (a bug to report)
+    timings: dict | None = None  # where its CPU time went (`--timings`: Timings.as_dict)
 
 
 def read_text(path: Path) -> str:

@@ -23,11 +23,12 @@ from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, library_al
 from ..analysis.facts import Evaluator
 from ..analysis.gradcheck_calls import gradcheck_names
 from ..analysis.scopes import ModuleContext, Site, default_dtype_of
-from ..analysis.source import NEWLINE, Block, ScannedSource, code_only, rescan, scan
+from ..analysis.source import NEWLINE, Block, NameSet, ScannedSource, code_only, rescan, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
 from ..rules import RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from ..rules.base import Report, Rule
 from .required_text import may_match
+from . import timings
 from .blocks import BlockCache, ParsedBlock
 from .options import AUTO, LintOptions, fingerprint
 from .needed_blocks import BlockNames, block_names, needed_blocks
@@ -133,7 +134,7 @@ class ModuleView:
     context: ModuleContext
     context_key: str  # changes when anything other blocks depend on changes
     evaluator: Evaluator
-    gradcheck_aliases: list[str]
+    gradcheck_aliases: NameSet
     top_to_block: dict[int, int]  # id(top-level statement) -> position in `good`
     _lazy: dict = field(default_factory=dict)
 
@@ -167,12 +168,12 @@ class ModuleView:
             return None
         return self.good[position][1].position(node).start.column
 
-    def aliases_of(self, qualified: frozenset[str]) -> list[str]:
+    def aliases_of(self, qualified: frozenset[str]) -> NameSet:
         """Module-level names bound to one of ``qualified`` (`from torch.func import grad`)."""
         key = ("aliases", qualified)
         if key not in self._lazy:
-            self._lazy[key] = [name for name in self.context.scope.table.bindings
-                               if self.context.resolve_name(name, self.context.scope) in qualified]
+            self._lazy[key] = NameSet(name for name in self.context.scope.table.bindings
+                                      if self.context.resolve_name(name, self.context.scope) in qualified)
         return self._lazy[key]
 
     def analysis(self, position: int) -> BlockAnalysis:
@@ -188,15 +189,24 @@ def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
                 only: Callable[[Sequence[Block]], set[int] | None] | None = None) -> ModuleView:
     """``only``: given the blocks, the positions of those to parse (None: all); a chosen
     block libcst cannot parse makes the whole file parsed."""
-    scanned = cache.scan(text, path)
-    chosen = only(scanned.blocks) if only is not None else None
-    if chosen is None:
-        parsed = _parse_blocks(scanned.blocks, cache.blocks, text, cancelled)
-    else:
-        parsed = _parse_blocks([b for i, b in enumerate(scanned.blocks) if i in chosen],
-                               cache.blocks, text, cancelled, retry_whole=False)
-        if any(entry.module is None for _, entry in parsed):
+    with timings.phase(timings.PRE_CHECKS):
+        scanned = cache.scan(text, path)
+        chosen = only(scanned.blocks) if only is not None else None
+    with timings.phase(timings.PARSING):
+        if chosen is None:
             parsed = _parse_blocks(scanned.blocks, cache.blocks, text, cancelled)
+        else:
+            parsed = _parse_blocks([b for i, b in enumerate(scanned.blocks) if i in chosen],
+                                   cache.blocks, text, cancelled, retry_whole=False)
+            if any(entry.module is None for _, entry in parsed):
+                parsed = _parse_blocks(scanned.blocks, cache.blocks, text, cancelled)
+    with timings.phase(timings.CONTEXT):
+        return _view(text, cache, default_dtype, conftests, scanned, parsed)
+
+
+def _view(text: str, cache: LintCache, default_dtype: str | None, conftests: Sequence[str],
+          scanned: ScannedSource, parsed: list[tuple[Block, ParsedBlock]]) -> ModuleView:
+    """The view of the parsed blocks: their statements as one module, and its context."""
     good = [(block, entry) for block, entry in parsed if entry.module is not None]
     statements: list[cst.BaseStatement] = []
     indexes: list[range] = []
@@ -263,15 +273,16 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         return _too_large(text, path, options)
     if "torch" not in text:
         return LintResult([])  # gradlint's scope: code that uses torch
-    file_code = Code(text)  # (its text without comments and strings is made once)
-    if not exhaustive and nothing_to_find(text, options.select, compiles, file_code):
-        return LintResult([])
-    code_of = _CodeOf()
-    rules = _enabled_rules(options)
-    only = None
-    if not exhaustive:
-        rules = _possible_in_file(rules, file_code)
-        only = _needed_blocks(text, rules, file_code, code_of, cache)
+    with timings.phase(timings.PRE_CHECKS):
+        file_code = Code(text)  # (its text without comments and strings is made once)
+        if not exhaustive and nothing_to_find(text, options.select, compiles, file_code):
+            return LintResult([])
+        code_of = _CodeOf()
+        rules = _enabled_rules(options)
+        only = None
+        if not exhaustive:
+            rules = _possible_in_file(rules, file_code)
+            only = _needed_blocks(text, rules, file_code, code_of, cache)
     view = _view_needed_blocks(text, cache, options, path, cancelled, only)
     findings, syntax_errors = _syntax_findings(view, options)
     suppressions = parse_suppressions(view.scanned.comments)
@@ -284,7 +295,12 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         findings.extend(blocks.findings(position, block, entry))
     for _, entry in view.good:
         entry.forget_positions()  # (those of blocks that fixes reached into)
-    return _suppressed(findings, suppressions, syntax_errors, text, view, options, path)
+    recorder = timings.current()
+    if recorder is not None:
+        recorder.parsed_files += 1
+        recorder.parsed_lines += sum(block.text.count("\n") for block, _ in view.parsed)
+    with timings.phase(timings.SUPPRESSIONS):
+        return _suppressed(findings, suppressions, syntax_errors, text, view, options, path)
 
 
 def _too_large(text: str, path: str, options: LintOptions) -> LintResult:
@@ -392,7 +408,12 @@ class _BlockLinter:
         if cached is not None:
             self.cache.findings.move_to_end(key)
             return [f.shifted(block.start_line - 1) for f in cached]
+        recorder = timings.current()
+        if recorder is not None:
+            recorder.enter(timings.PRE_CHECKS)
         active = self._active_rules(position, block)
+        if recorder is not None:
+            recorder.leave()
         if not active:
             self.cache.remember(key, [])
             return []
@@ -418,7 +439,16 @@ class _BlockLinter:
         """The rules' findings in the block (positions relative to it), and whether they may
         be cached (none of them lies in another block)."""
         view = self.view
-        reports = [(rule, report) for rule in active for report in rule.check(analysis)]
+        recorder = timings.current()
+        if recorder is None:
+            reports = [(rule, report) for rule in active for report in rule.check(analysis)]
+        else:
+            reports = []
+            for rule in active:
+                recorder.enter(timings.RULE + rule.code)
+                reports.extend((rule, report) for report in rule.check(analysis))
+                recorder.leave()
+            recorder.enter(timings.POSITIONS)
         entry.resolve_positions_of(_placed_nodes((report for _, report in reports), position,
                                                  view.top_to_block))
         local: list[Finding] = []
@@ -428,6 +458,8 @@ class _BlockLinter:
                                           self.options)
             cacheable = cacheable and not remote
             local.append(finding)
+        if recorder is not None:
+            recorder.leave()
         return local, cacheable
 
 
@@ -540,13 +572,13 @@ def _may_fire_across_blocks(rule: Rule, position: int, block_text: str, view: Mo
     if rule.requires_custom_op_parts and position in view.custom_op_blocks(text):
         return True
     if rule.requires_aliases_of:
-        return any(alias in block_text for alias in view.aliases_of(rule.requires_aliases_of))
+        return view.aliases_of(rule.requires_aliases_of).in_text(block_text)
     return False
 
 
-def _gradcheck_aliases(context: ModuleContext, text: str) -> list[str]:
+def _gradcheck_aliases(context: ModuleContext, text: str) -> NameSet:
     """Module-level names other than `gradcheck` that call it: aliases, partials, wrappers."""
-    return gradcheck_names(context) if "gradcheck" in text else []
+    return NameSet(gradcheck_names(context) if "gradcheck" in text else ())
 
 
 def _severity(rule: type[Rule] | Rule, report_severity: Severity | None,

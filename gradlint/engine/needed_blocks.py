@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 import warnings
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
@@ -34,7 +35,10 @@ from ..analysis.source import Block
 from ..rules.base import Rule
 from .prefilter import Code, may_fire
 
-WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Identifier-like words, generously: runs of ASCII word characters and any non-ASCII ones
+# (Python identifiers may hold letters of any script, and combining marks that `\w` does
+# not match; outside strings and comments no other non-ASCII character can sit next to one)
+WORD = re.compile(r"[A-Za-z0-9_\u0080-\U0010FFFF]+")
 _ACTS_ON_EVERY_NAME = re.compile(r"set_default_(?:dtype|tensor_type)|\bimport\s*\*|\b__future__\b")
 MIN_BLOCKS = 8  # below this, sorting blocks out costs more than parsing them
 MOST = 0.9  # when this share of the blocks is needed (or parsed already), parse them all
@@ -110,8 +114,17 @@ def block_names(text: str) -> BlockNames | None:
     if not module.body and _HAS_CODE.search(text):
         return None
     bound, plain_imports = _bound_names(module.body, text)
-    return BlockNames(frozenset(bound), frozenset(plain_imports), frozenset(WORD.findall(text)),
+    return BlockNames(frozenset(bound), frozenset(plain_imports), _words(text),
                       any(not isinstance(stmt, _DEFINITIONS) for stmt in module.body))
+
+
+def _words(text: str) -> frozenset[str]:
+    """The words of ``text``, non-ASCII ones also NFKC-normalized: the form ``ast`` (like
+    the interpreter) gives the names a block binds (`ﬁx` binds `fix`)."""
+    words = set(WORD.findall(text))
+    if not text.isascii():
+        words.update([unicodedata.normalize("NFKC", word) for word in words if not word.isascii()])
+    return frozenset(words)
 
 
 class _NameGraph:
@@ -146,10 +159,15 @@ class _NameGraph:
         needed = set(seeds)
         frontier = list(seeds)
         users_frontier = list(seeds) if users_too else []
+        # a name's binders (or users) are added once: a name every block uses (`torch`,
+        # imported again in every notebook cell) is not gone through again for each block
+        named: set[str] = set()
+        used: set[str] = set()
         while frontier or users_frontier:
             if users_frontier:
                 position = users_frontier.pop()
-                for name in self.bound[position]:
+                for name in self.bound[position] - used:
+                    used.add(name)
                     for user in self.users(name):
                         if user not in needed:
                             needed.add(user)
@@ -157,7 +175,8 @@ class _NameGraph:
                             users_frontier.append(user)
                 continue
             position = frontier.pop()
-            for name in self.words[position]:
+            for name in self.words[position] - named:
+                named.add(name)
                 for found in (*self.binders.get(name, ()), *self.touchers.get(name, ())):
                     if found not in needed:
                         needed.add(found)

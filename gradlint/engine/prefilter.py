@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Callable, Iterable
 
 from ..rules import RULES_BY_CODE, SYNTAX_ERROR
-from ..analysis.source import without_comments_and_strings
+from ..analysis.source import NameSet, without_comments_and_strings
 from ..rules.base import CODE_PATTERNS, MENTIONS_GRADCHECK, Rule
 from . import required_text
 from .required_text import required_literals
@@ -116,7 +116,7 @@ def may_fire(rule: type[Rule], text: str, code: Code,
     if not rule.requires_gradcheck_aliases:
         return False
     if aliases is not None:
-        return any(alias in text for alias in aliases)
+        return aliases.in_text(text) if isinstance(aliases, NameSet) else any(alias in text for alias in aliases)
     # a file that binds an alias (`gc = torch.autograd.gradcheck`) names gradcheck in code
     return code.matches(MENTIONS_GRADCHECK, True)
 

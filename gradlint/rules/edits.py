@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable
 
 import libcst as cst
 
+from ..analysis import memos, traverse
+from ..analysis.block import BlockAnalysis
 from ..analysis.names import BindingKind
 from ..analysis.scopes import Scope, Site
 from ..analysis.traverse import visit
@@ -140,24 +143,11 @@ class _Finder(cst.CSTVisitor):
         return not self.found
 
 
-class _NameLoads(cst.CSTVisitor):
-    """Uses of a name in a scope, outside some subtrees, ignoring binding targets."""
+class _Reads(cst.CSTVisitor):
+    """Where a scope reads names: not binding targets, parameters, attribute names or
+    keyword names."""
 
     skip_trivia = True  # (traverse.visit: its hooks name no layout node)
-
-    def __init__(self, name: str, skip: Iterable[cst.CSTNode]):
-        self.name = name
-        self.skip = {id(node) for node in skip}
-        self.count = 0
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if id(node) in self.skip:
-            return False
-        return super().on_visit(node)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.name:
-            self.count += 1
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         visit(node.value, self)
@@ -174,20 +164,108 @@ class _NameLoads(cst.CSTVisitor):
         return False
 
 
-def used_elsewhere(site: Site, name: str, allowed: Iterable[cst.CSTNode]) -> bool:
+class _NameLoads(_Reads):
+    """Reads of one name, outside some subtrees."""
+
+    def __init__(self, name: str, skip: Iterable[cst.CSTNode]):
+        self.name = name
+        self.skip = {id(node) for node in skip}
+        self.count = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if id(node) in self.skip:
+            return False
+        return super().on_visit(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name:
+            self.count += 1
+
+
+class _AllLoads(_Reads):
+    """The reads of every name at once: the Name nodes, by name."""
+
+    def __init__(self) -> None:
+        self.loads: dict[str, list[cst.Name]] = {}
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.loads.setdefault(node.value, []).append(node)
+
+
+@dataclass(frozen=True)
+class Subtrees:
+    """Some subtrees of a function (where a name's uses do not count), with the ids of the
+    ``Name`` nodes in them: made once, asked about many names."""
+
+    roots: tuple[cst.CSTNode, ...]
+    names: frozenset[int]
+
+    @staticmethod
+    def of(roots: Iterable[cst.CSTNode]) -> "Subtrees":
+        roots = tuple(roots)
+        names: set[int] = set()
+        for root in roots:
+            found = traverse.collect(root, _NAME, frozenset())
+            if found is not None:  # (None in the reference run, which walks the roots)
+                names.update(map(id, found))
+        return Subtrees(roots, frozenset(names))
+
+
+_NAME = frozenset({cst.Name})
+
+
+def used_elsewhere(site: Site, name: str, allowed: Iterable[cst.CSTNode] | Subtrees) -> bool:
     """Is ``name`` read anywhere in its function outside the ``allowed`` subtrees?
 
     Module-level names always count as used elsewhere: other functions may read them.
+    The function's reads are indexed once per lint (a test with hundreds of gradcheck
+    calls asks about each input: a walk of the whole test for each was quadratic).
     """
     if site.scope.kind != "function" or site.scope.binding_scope(name) is not site.scope:
         return True
-    visitor = _NameLoads(name, allowed)
-    for stmt in site.scope.statements:
-        visit(stmt, visitor)
-    return visitor.count > 0
+    subtrees = allowed if isinstance(allowed, Subtrees) else Subtrees.of(allowed)
+    if traverse.reference_run():  # the walk the index stands for
+        visitor = _NameLoads(name, subtrees.roots)
+        for stmt in site.scope.statements:
+            visit(stmt, visitor)
+        return visitor.count > 0
+    return any(id(load) not in subtrees.names for load in _loads(site.scope).get(name, ()))
 
 
-def unsafe_because(site: Site, name: str, allowed: Iterable[cst.CSTNode]) -> str | None:
+_LOADS: dict = memos.memo(memos.NEAR_ENTRIES)  # id(function node) -> (node, {name: [Name]})
+
+
+def _loads(scope: Scope) -> dict[str, list[cst.Name]]:
+    """The reads of every name in a function (as ``_NameLoads`` counts them), once per lint."""
+    known = memos.recall(_LOADS, id(scope.node), scope.node)
+    if known is memos.MISSING:
+        visitor = _AllLoads()
+        for stmt in scope.statements:
+            visit(stmt, visitor)
+        known = visitor.loads
+        memos.remember(_LOADS, id(scope.node), scope.node, known)
+    return known  # type: ignore[return-value]
+
+
+def gradcheck_inputs(block: BlockAnalysis, scope: Scope) -> Subtrees:
+    """The inputs arguments of every gradcheck call of the block in ``scope`` (what a fix
+    of one input may also change), made once per scope; the calls are sorted by scope
+    once per block (a class of hundreds of tests asks for each)."""
+    made = block.shared.get("gradcheck_inputs")
+    if made is None:
+        by_scope: dict[int, list[cst.CSTNode]] = {}
+        for call in block.gradcheck_calls:
+            if call.inputs is not None:
+                by_scope.setdefault(id(call.site.scope.node), []).append(call.inputs)
+        made = block.shared["gradcheck_inputs"] = {"by_scope": by_scope, "subtrees": {}}
+    key = id(scope.node)
+    found = made["subtrees"].get(key)
+    if found is None:
+        found = made["subtrees"][key] = Subtrees.of(made["by_scope"].get(key, ()))
+    return found
+
+
+def unsafe_because(site: Site, name: str, allowed: Iterable[cst.CSTNode] | Subtrees) -> str | None:
     """Why changing what ``name`` holds would change other code too (a fix title says it),
     or None when only the ``allowed`` subtrees read it."""
     if site.scope.kind != "function" or site.scope.binding_scope(name) is not site.scope:

@@ -239,6 +239,15 @@ class _Names(cst.CSTVisitor):
 
 
 def _future_annotations(context: ModuleContext) -> bool:
+    """Does the module import ``annotations`` from ``__future__``? (Once per lint: asked
+    for each parameter of each op.)"""
+    known = context.models.get("future_annotations")
+    if known is None:
+        known = context.models["future_annotations"] = _imports_future_annotations(context)
+    return known  # type: ignore[return-value]
+
+
+def _imports_future_annotations(context: ModuleContext) -> bool:
     for stmt in context.statements:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
@@ -250,8 +259,16 @@ def _future_annotations(context: ModuleContext) -> bool:
     return False
 
 
-def _type_checking_names(context: ModuleContext) -> set[str]:
-    """Module-level names bound only inside `if TYPE_CHECKING:` (not in its else)."""
+def _type_checking_names(context: ModuleContext) -> frozenset[str]:
+    """Module-level names bound only inside `if TYPE_CHECKING:` (not in its else), found
+    once per lint."""
+    known = context.models.get("type_checking_names")
+    if known is None:
+        known = context.models["type_checking_names"] = frozenset(_bound_under_type_checking(context))
+    return known  # type: ignore[return-value]
+
+
+def _bound_under_type_checking(context: ModuleContext) -> set[str]:
     inside: set[str] = set()
     for stmt in context.statements:
         if isinstance(stmt, cst.If) and \

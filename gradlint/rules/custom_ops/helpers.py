@@ -55,24 +55,33 @@ def site_in(function: FunctionRef, statement: cst.BaseStatement) -> Site | None:
 
 
 class _Statements(cst.CSTVisitor):
+    skip_trivia = True  # (traverse.visit: never a statement, a scope or a kind looked for)
+
     def __init__(self, kind: type):
         self.kind = kind
         self.stack: list[cst.BaseStatement] = []
         self.found: list[tuple[cst.CSTNode, cst.BaseStatement]] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        # (type tests: isinstance on libcst's abstract classes cost a third of this walk)
+        node_type = type(node)
+        if node_type in _SCOPES:
             return False
-        if isinstance(node, cst.BaseStatement):
+        if node_type in _STATEMENTS:
             self.stack.append(node)
-        if isinstance(node, self.kind) and self.stack:
+        if node_type is self.kind and self.stack:
             self.found.append((node, self.stack[-1]))
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, cst.BaseStatement) and self.stack and \
-                self.stack[-1] is original_node:
+        if type(original_node) in _STATEMENTS and self.stack and self.stack[-1] is original_node:
             self.stack.pop()
+
+
+_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+# every concrete statement class (libcst's are final: a type test answers what isinstance would)
+_STATEMENTS = frozenset({cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef, cst.If, cst.For,
+                         cst.While, cst.With, cst.Try, cst.TryStar, cst.Match})
 
 
 def op_params_of(op: CustomOp, node: cst.FunctionDef) -> dict[str, OpParameter]:

@@ -6,7 +6,7 @@ from typing import Iterator, Sequence
 import libcst as cst
 
 from ...analysis import memos
-from ...analysis.autograd_functions import AutogradFunction, Method
+from ...analysis.autograd_functions import AutogradFunction, Method, class_base_names
 from ...analysis.block import BlockAnalysis
 from ...analysis.names import compound_bodies, target_names
 from ...analysis.method_body import returns
@@ -408,24 +408,7 @@ def _saves_nothing(function: AutogradFunction, method: Method, context: ModuleCo
         return False
     if not any(isinstance(r.value, cst.BaseExpression) for r, _ in returns(method)):
         return False
-    return _ctx_only_attributes(method) and not _derived_from(function.name, context)
-
-
-def _derived_from(name: str, context: ModuleContext) -> bool:
-    found = False
-
-    class Finder(cst.CSTVisitor):
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
-            nonlocal found
-            for base in node.bases:
-                value = base.value
-                if (isinstance(value, cst.Name) and value.value == name) or \
-                        (isinstance(value, cst.Attribute) and value.attr.value == name):
-                    found = True
-
-    for stmt in context.statements:
-        visit(stmt, Finder())
-    return found
+    return _ctx_only_attributes(method) and function.name not in class_base_names(context)
 
 
 def _ctx_only_attributes(method: Method) -> bool:

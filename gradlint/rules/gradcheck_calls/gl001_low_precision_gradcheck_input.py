@@ -329,18 +329,13 @@ def _fix(block: BlockAnalysis, call: GradcheckCall, element: InputElement, fact:
     inline = element.inline and edits.contains(element.expr, node)
     reason = None
     if not inline:  # the fix changes a tensor made elsewhere: say who else would see float64
-        reason = edits.unsafe_because(call.site, element.expr.value, _gradcheck_inputs(block, call)) \
+        inputs = edits.gradcheck_inputs(block, call.site.scope)
+        reason = edits.unsafe_because(call.site, element.expr.value, inputs) \
             if isinstance(element.expr, cst.Name) else "the tensor may be used elsewhere too"
     if reason is not None:
         title = f"{title}; {reason}"
     replacement = Replacement(node, block.module.code_for_node(new), origin.site)
     return FixProposal(title, edits.applicability(reason is None), (replacement,))
-
-
-def _gradcheck_inputs(block: BlockAnalysis, call: GradcheckCall) -> list[cst.CSTNode]:
-    """The inputs arguments of every gradcheck call in the same scope."""
-    return [other.inputs for other in block.gradcheck_calls
-            if other.inputs is not None and other.site.scope.node is call.site.scope.node]
 
 
 def _dtype_expression(block: BlockAnalysis, call: cst.Call, target: str, origin: Origin

@@ -142,8 +142,7 @@ def _fix(block: BlockAnalysis, call: GradcheckCall, elements: list[InputElement]
     replacements: list[Replacement] = []
     names: list[str] = []
     safe = True
-    allowed = [other.inputs for other in block.gradcheck_calls
-               if other.inputs is not None and other.site.scope.node is call.site.scope.node]
+    allowed = edits.gradcheck_inputs(block, call.site.scope)
     for element in elements:
         fact = element.fact
         if not isinstance(fact, TensorFact) or fact.grad_origin is None:

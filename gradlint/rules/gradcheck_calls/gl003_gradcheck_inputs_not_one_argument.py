@@ -9,6 +9,7 @@ from ...analysis.block import BlockAnalysis
 from ...analysis.facts import OpaqueFact, SequenceFact, TensorFact
 from ...analysis.gradcheck_calls import GradcheckCall
 from ...analysis.names import BindingKind
+from ...analysis.scopes import statement_site
 from ...findings import Applicability, Severity
 from ..base import MENTIONS_GRADCHECK, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
@@ -390,11 +391,11 @@ def _functions_named(block: BlockAnalysis, expr: cst.BaseExpression, call: Gradc
     models = [m for m in block.autograd_functions if m.node is node]
     if models or owner.kind != "module":
         return models
-    statements = block.context.statements
-    index = next((i for i, s in enumerate(statements) if s is node), None)
-    if index is None:
+    context = block.context
+    site = statement_site(context.statements, context.scope, node)
+    if site is None:
         return []
-    return list(find_autograd_functions(statements, [index], block.context))
+    return list(find_autograd_functions(context.statements, [site.frames[0].index], context))
 
 
 def _params_required(params: cst.Parameters) -> int | None:
