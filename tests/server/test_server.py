@@ -12,7 +12,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from lsp_helpers import (SERVER, apply_edits, encoding_of, make_client, uri_of, wait_until,
+from lsp_helpers import (SERVER, close_client, apply_edits, encoding_of, make_client, uri_of, wait_until,
                          workspace_edit_texts)
 
 FLOAT32 = textwrap.dedent("""\
@@ -330,7 +330,7 @@ async def test_multi_root_workspaces_use_each_folders_configuration(tmp_path):
         assert list(last[uris[1]].diagnostics) == []
         await client.shutdown_session()
     finally:
-        await client.stop()
+        await close_client(client)
 
 
 async def test_custom_notification_params_reach_the_server(session: Session):
