@@ -113,7 +113,7 @@ def test_a_baseline_holds_through_moved_lines_and_reports_only_a_new_mistake(cli
     result = cli("check", cwd=project)
     assert result.returncode == 1, result.stdout
     [new] = _findings(result)
-    assert new.startswith("tests/test_ops.py:21:34: GL001 gradcheck input `y`")
+    assert new.startswith("tests/test_ops.py:21:33: GL001 gradcheck input `y`")
     assert "Found 1 problem" in result.stdout
     assert "4 findings in the baseline (gradlint-baseline.json) not shown." in result.stdout
 
@@ -217,7 +217,7 @@ def test_notebook_findings_hold_when_cells_are_inserted(cli, tmp_path):
     nbformat.write(new_notebook(cells=cells, metadata=meta), str(tmp_path / "proto.ipynb"))
     result = cli("check", cwd=tmp_path)
     assert result.returncode == 1
-    assert [line.split(": GL")[0] for line in _findings(result)] == ["proto.ipynb:cell 5:2:23"]
+    assert [line.split(": GL")[0] for line in _findings(result)] == ["proto.ipynb:cell 5:2:22"]
 
 
 def test_usage_errors(cli, project):

@@ -60,12 +60,12 @@ def test_junit_has_a_failing_case_per_finding_and_a_passing_case_per_clean_file(
     [clean] = by_file["pkg/clean.py"].iter("testcase")
     assert clean.find("failure") is None and clean.get("classname") == "pkg/clean.py"
     cases = list(by_file["pkg/test_float32.py"].iter("testcase"))
-    assert [c.get("name") for c in cases] == ["GL001 low-precision-gradcheck-input at 7:34",
-                                              "GL001 low-precision-gradcheck-input at 9:34"]
+    assert [c.get("name") for c in cases] == ["GL001 low-precision-gradcheck-input at 7:33",
+                                              "GL001 low-precision-gradcheck-input at 9:33"]
     assert [c.get("line") for c in cases] == ["7", "9"]
     failure = cases[0].find("failure")
     assert failure is not None and failure.get("type") == "GL001"
-    assert failure.text.startswith("pkg/test_float32.py:7:34: GL001 [low-precision-gradcheck-input]")
+    assert failure.text.startswith("pkg/test_float32.py:7:33: GL001 [low-precision-gradcheck-input]")
     [notebook_case] = by_file["proto.ipynb"].iter("testcase")
     assert notebook_case.get("name") == "GL001 low-precision-gradcheck-input at cell 2:1:23"
     assert by_file["pkg/test_float32.py"].get("failures") == "2"
@@ -150,7 +150,7 @@ def test_workflow_commands_run(tmp_path):
     assert annotations.returncode == 1, annotations.stderr
     lines = annotations.stdout.splitlines()
     assert len(lines) == 3 and all(line.startswith("::error file=") for line in lines)
-    assert any("file=pkg/test_float32.py,line=7,col=34," in line for line in lines)
+    assert any("file=pkg/test_float32.py,line=7,col=33," in line for line in lines)
 
     assert outcomes["gradlint check (SARIF)"].returncode == 0
     sarif = json.loads((project / "gradlint.sarif").read_text())

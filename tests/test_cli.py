@@ -43,7 +43,7 @@ def test_text_output_and_exit_code(cli, project):
     result = cli("check", ".", cwd=project)
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
-        "test_ops.py:7:34: GL001 gradcheck input `x` is float32 (torch's default dtype); "
+        "test_ops.py:7:33: GL001 gradcheck input `x` is float32 (torch's default dtype); "
         "finite differences need float64 [*]",
         "",
         "Found 1 problem (1 fixable with `--fix`).",
@@ -63,7 +63,7 @@ def test_json_output(cli, project):
     assert result.returncode == 1
     [finding] = json.loads(result.stdout)
     assert finding == {
-        "path": "test_ops.py", "line": 7, "column": 34, "end_line": 7, "end_column": 35,
+        "path": "test_ops.py", "line": 7, "column": 33, "end_line": 7, "end_column": 37,
         "code": "GL001", "name": "low-precision-gradcheck-input", "severity": "error",
         "message": "gradcheck input `x` is float32 (torch's default dtype); finite differences need float64",
         "fix": {"title": "Create `x` as float64", "applicability": "safe",
@@ -83,7 +83,7 @@ def test_sarif_output_is_valid_sarif(cli, project):
     [sarif] = run["results"]
     assert sarif["ruleId"] == "GL001"
     assert sarif["locations"][0]["physicalLocation"]["region"] == {
-        "startLine": 7, "startColumn": 34, "endLine": 7, "endColumn": 35}
+        "startLine": 7, "startColumn": 33, "endLine": 7, "endColumn": 37}
     assert run["tool"]["driver"]["rules"][sarif["ruleIndex"]]["id"] == "GL001"
 
 
@@ -91,7 +91,7 @@ def test_github_output(cli, project):
     result = cli("check", "--format", "github", cwd=project)
     assert result.returncode == 1
     assert result.stdout.strip() == (
-        "::error file=test_ops.py,line=7,col=34,endLine=7,endColumn=35,"
+        "::error file=test_ops.py,line=7,col=33,endLine=7,endColumn=37,"
         "title=GL001 low-precision-gradcheck-input::GL001 gradcheck input `x` is float32 "
         "(torch's default dtype); finite differences need float64")
 
@@ -179,9 +179,9 @@ def test_statistics(cli, project):
 def test_stdin(cli, tmp_path):
     result = cli("check", "--stdin-filename", "tests/test_x.py", cwd=tmp_path, stdin=FLOAT32)
     assert result.returncode == 1
-    assert result.stdout.startswith("tests/test_x.py:7:34: GL001")
+    assert result.stdout.startswith("tests/test_x.py:7:33: GL001")
     dash = cli("check", "-", cwd=tmp_path, stdin=FLOAT32)
-    assert dash.stdout.startswith("-:7:34: GL001")
+    assert dash.stdout.startswith("-:7:33: GL001")
 
 
 def test_stdin_fix_prints_the_fixed_source(cli, tmp_path):

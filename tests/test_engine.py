@@ -166,7 +166,7 @@ def test_crlf_and_tabs_and_unicode_positions():
     text = "import torch\r\ndef test():\r\n\t# é 你好\r\n\tx = torch.randn(3, requires_grad=True)\r\n" \
            "\ttorch.autograd.gradcheck(torch.sin, (x,))  # 😀\r\n"
     [finding] = lint_source(text).findings
-    assert (finding.range.start.line, finding.range.start.column) == (5, 38)
+    assert (finding.range.start.line, finding.range.start.column) == (5, 37)
     fixed, count = apply_fixes(text, [finding.fix])
     assert count == 1 and "\r\n" in fixed and "\n\t" not in fixed.replace("\r\n\t", "")
     assert fixed.splitlines()[3] == "\tx = torch.randn(3, dtype=torch.float64, requires_grad=True)"

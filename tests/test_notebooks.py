@@ -69,7 +69,7 @@ def test_check_reports_cell_line_column(cli, tmp_path):
     # `x` is made in cell 5 and checked in cell 7 (under %%time); magics, the shell escape,
     # the raw cell, the %%bash cell and the help line are not Python and raise nothing
     assert result.stdout.splitlines()[0] == (
-        "prototype.ipynb:cell 7:2:33: GL001 gradcheck input `x` is float32 (torch's default "
+        "prototype.ipynb:cell 7:2:32: GL001 gradcheck input `x` is float32 (torch's default "
         "dtype); finite differences need float64")
     assert "GL000" not in result.stdout
 
@@ -91,7 +91,7 @@ def test_the_summary_counts_a_notebooks_fixes_as_for_a_python_file(cli, tmp_path
 def test_json_and_sarif_carry_cell_positions(cli, tmp_path):
     shutil.copy(FIXTURE, tmp_path / "prototype.ipynb")
     [finding] = json.loads(cli("check", "prototype.ipynb", "--format", "json", cwd=tmp_path).stdout)
-    assert (finding["cell"], finding["line"], finding["column"]) == (7, 2, 33)
+    assert (finding["cell"], finding["line"], finding["column"]) == (7, 2, 32)
     [edit] = finding["fix"]["edits"]
     assert (edit["cell"], edit["line"], edit["column"]) == (5, 1, 5)  # where `x` is made
     sarif = json.loads(cli("check", "prototype.ipynb", "--format", "sarif", cwd=tmp_path).stdout)
@@ -103,7 +103,7 @@ def test_json_and_sarif_carry_cell_positions(cli, tmp_path):
     assert "fixes" not in result  # cell edits are not file lines
     [line] = cli("check", "prototype.ipynb", "--format", "github", cwd=tmp_path).stdout.splitlines()
     assert line.startswith("::error file=prototype.ipynb,title=GL001 low-precision-gradcheck-input::")
-    assert line.endswith("(cell 7, line 2, column 33)")
+    assert line.endswith("(cell 7, line 2, column 32)")
 
 
 def test_fix_writes_back_a_valid_notebook_keeping_outputs_and_formatting(cli, tmp_path):

@@ -155,7 +155,7 @@ def test_gradlint_hook_fails_on_a_finding_and_fixes_with_args(project):
     result = project.run("--all-files")
     assert result.returncode == 1, result.stdout + result.stderr
     assert status(result.stdout, "gradlint") == "Failed"
-    assert "test_ops.py:7:34: GL001 gradcheck input `x` is float32" in result.stdout
+    assert "test_ops.py:7:33: GL001 gradcheck input `x` is float32" in result.stdout
 
     project.configure({"id": "gradlint", "args": ["--fix"]})
     fixed = project.run("--all-files")
@@ -238,7 +238,7 @@ def test_the_hook_honours_the_baseline(cli, project):
     failed = project.run("--files", "test_ops.py")
     assert failed.returncode == 1, failed.stdout
     found = [line for line in failed.stdout.splitlines() if ": GL0" in line]
-    assert found == ["test_ops.py:14:34: GL001 gradcheck input `y` is float32 (torch's default dtype); "
+    assert found == ["test_ops.py:14:33: GL001 gradcheck input `y` is float32 (torch's default dtype); "
                      "finite differences need float64 [*]"]
     assert "Found 1 problem" in failed.stdout
 
@@ -259,7 +259,7 @@ def test_the_readmes_snippet_works_as_written(tmp_path, pre_commit_home):
     result = project.run("--all-files")
     assert result.returncode == 1, result.stdout + result.stderr
     assert status(result.stdout, "gradlint") == "Failed"
-    assert "test_ops.py:7:34: GL001" in result.stdout
+    assert "test_ops.py:7:33: GL001" in result.stdout
     assert status(result.stdout, "gradlint run (gradcheck)") == "Failed"
     assert "ops.py::Cube" in result.stdout
     [environment] = project.hook_environments()

@@ -19,7 +19,7 @@ import logging
 import os
 import sys
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -129,25 +129,50 @@ def package_files(session: pytest.Session) -> list[GradlintFile]:
     return [GradlintFile.from_parent(session, path=path) for path in state.discovered.files]
 
 
-def summary_lines(config: pytest.Config) -> list[str]:
-    """What `--gradlint` checked beyond the tests, or that it checked nothing and how to
-    point it (in the run that collected: the main process, or each xdist worker's own)."""
+@dataclass(frozen=True)
+class Checked:
+    """What one collection gave `--gradlint` to check, as the summary tells it. Plain data: an
+    xdist worker collects, and sends it to the controller, which prints the summary."""
+
+    packages: tuple[str, ...]  # the packages added beyond pytest's paths (relative, "mypkg/")
+    imported: bool  # found through the tests' imports (else: the project's import roots)
+    items: int  # gradient-check items collected
+    paths: tuple[str, ...]  # what pytest was pointed at (relative)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"packages": list(self.packages), "imported": self.imported, "items": self.items,
+                "paths": list(self.paths)}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> "Checked":
+        return Checked(tuple(data["packages"]), bool(data["imported"]), int(data["items"]),
+                       tuple(data["paths"]))
+
+    def lines(self) -> list[str]:
+        """What was checked beyond the tests, or that nothing was and how to point it."""
+        lines = []
+        if self.packages:
+            how = "that the tests import" if self.imported else "in the project's import roots"
+            lines.append(f"checked the Functions and custom ops of {', '.join(self.packages)} too (the "
+                         f"project's packages {how}), besides those under pytest's paths")
+        if self.items == 0:
+            where = f"under {' '.join(self.paths)}" + \
+                    (f" nor in {', '.join(self.packages)}" if self.packages else "")
+            lines.append(f"checked no autograd Function or custom op: none found {where}; name where "
+                         f"they are: `pytest --gradlint src/ tests/` (or add the folder to `testpaths`)")
+        return lines
+
+
+def checked(config: pytest.Config) -> Checked | None:
+    """What this process's collection gave `--gradlint`; None when it collected nothing (an
+    xdist controller: its workers collect)."""
     state = config.stash.get(_STATE, None)
     if state is None:
-        return []
-    shown = [state.relative(str(p)) + ("/" if p.is_dir() else "") for p in
-             (state.discovered.packages if state.discovered else [])]
-    lines = []
-    if shown:
-        how = "that the tests import" if state.discovered.imported else "in the project's import roots"
-        lines.append(f"checked the Functions and custom ops of {', '.join(shown)} too (the project's "
-                     f"packages {how}), besides those under pytest's paths")
-    if state.items == 0:
-        where = f"under {' '.join(state.relative(a) for a in config.args)}" + \
-                (f" nor in {', '.join(shown)}" if shown else "")
-        lines.append(f"checked no autograd Function or custom op: none found {where}; name where they "
-                     f"are: `pytest --gradlint src/ tests/` (or add the folder to `testpaths`)")
-    return lines
+        return None
+    packages = [state.relative(str(p)) + ("/" if p.is_dir() else "") for p in
+                (state.discovered.packages if state.discovered else [])]
+    return Checked(tuple(packages), bool(state.discovered and state.discovered.imported), state.items,
+                   tuple(state.relative(a) for a in config.args))
 
 
 @contextlib.contextmanager

@@ -17,7 +17,8 @@ dtype, precision-factor), under all of those (``compile=false`` in a marker turn
 
 When pytest is pointed at the tests only (``testpaths = ["tests"]``, or no arguments), the
 project's packages the tests import are checked too (gradlint/testing/discovery.py), and the
-summary says what was checked, or that nothing was and how to point it.
+summary says what was checked, or that nothing was and how to point it (under xdist, the
+workers collect and send it to the controller, which prints it once).
 
 Without ``--gradlint`` this module only registers the option, the marker and the
 fixture: it imports neither torch nor libcst.
@@ -29,6 +30,9 @@ import json
 from typing import Any
 
 import pytest
+
+_WORKER_OUTPUT = "gradlint"  # the key of a worker's collection in xdist's workeroutput
+_FROM_WORKERS = pytest.StashKey[list]()  # the controller's: what each finished worker collected
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -61,12 +65,34 @@ def pytest_make_collect_report(collector):
     return report
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """An xdist worker sends what it collected to the controller, which prints the summary."""
+    config = session.config
+    if config.getoption("gradlint") and hasattr(config, "workeroutput"):
+        from .collect import checked
+
+        collected = checked(config)
+        if collected is not None:
+            config.workeroutput[_WORKER_OUTPUT] = collected.to_json()  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """xdist's controller: a worker finished; keep what it collected (all collect the same)."""
+    data = (getattr(node, "workeroutput", None) or {}).get(_WORKER_OUTPUT)
+    if data is not None:
+        node.config.stash.setdefault(_FROM_WORKERS, []).append(data)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
     if not config.getoption("gradlint"):
         return
-    from .collect import summary_lines
+    from .collect import Checked, checked
 
-    lines = summary_lines(config)
+    collected = checked(config)
+    if collected is None and config.stash.get(_FROM_WORKERS, None):
+        collected = Checked.from_json(config.stash[_FROM_WORKERS][0])
+    lines = collected.lines() if collected is not None else []
     if lines:
         terminalreporter.section("gradlint")
         for line in lines:

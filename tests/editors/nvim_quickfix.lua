@@ -48,7 +48,7 @@ local diagnostics = vim.diagnostic.get(bufnr)
 result.before = {}
 for _, d in ipairs(diagnostics) do
   table.insert(result.before, { code = d.code, message = d.message, lnum = d.lnum, col = d.col,
-                                source = d.source })
+                                end_lnum = d.end_lnum, end_col = d.end_col, source = d.source })
 end
 step('diagnostics')
 

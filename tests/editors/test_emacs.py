@@ -47,7 +47,8 @@ def test_emacs_eglot_shows_the_diagnostic_and_applies_the_quick_fix(tmp_path):
     assert data["ok"] is True, data
     [before] = data["before"]
     assert before["code"] == "GL001" and before["source"] == "gradlint"
-    assert before["range"]["start"] == {"line": 6, "character": 33}
+    assert before["range"] == {"start": {"line": 6, "character": 32},  # the inputs argument `(x,)`
+                               "end": {"line": 6, "character": 36}}
     assert data["actions"][0] == "gradlint (GL001): Create `x` as float64"
     assert data["fixed_line"] == "    x = torch.randn(3, dtype=torch.float64, requires_grad=True)"
     assert data["steps"] == ["started", "diagnostics", "code actions", "applied", "cleared"]

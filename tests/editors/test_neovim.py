@@ -62,7 +62,8 @@ def test_neovim_shows_the_diagnostic_and_applies_the_quick_fix(tmp_path):
     assert data["client"] == "gradlint"
     [before] = data["before"]
     assert before["code"] == "GL001" and before["source"] == "gradlint"
-    assert (before["lnum"], before["col"]) == (6, 33)
+    # the squiggle covers the inputs argument `(x,)`
+    assert (before["lnum"], before["col"], before["end_lnum"], before["end_col"]) == (6, 32, 6, 36)
     assert data["actions"][0] == "gradlint (GL001): Create `x` as float64"
     assert "Suppress GL001 on this line" in data["actions"][1]
     assert data["fixed_line"] == "    x = torch.randn(3, dtype=torch.float64, requires_grad=True)"

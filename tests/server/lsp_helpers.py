@@ -14,6 +14,7 @@ from typing import Callable, Union
 
 from lsprotocol import types
 from pygls.protocol import default_converter
+from pygls.lsp.client import LanguageClient as BaseLanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient, register_lsp_features
 
 SERVER = [sys.executable, "-P", "-m", "gradlint", "lsp"]  # a safe launch line (README)
@@ -171,3 +172,29 @@ class StdioConnection:
                     return message
             time.sleep(0.01)
         raise AssertionError(f"no reply to request {msg_id}")
+
+
+async def close_client(client: BaseLanguageClient, safety_net: float = 300.0) -> None:
+    """End the server and the client, whatever state the test left them in.
+
+    pygls's ``stop()`` waits for the server process to exit and for ever: a test that failed
+    before its own ``shutdown_session`` (its ``finally: await client.stop()``) hung instead of
+    reporting the failure. Here a server still running is asked to shut down and exit, then its
+    stdin is closed (the server exits on end of input), and only a server still running after
+    that is killed. ``safety_net`` bounds each step against a hang, never measures anything."""
+    server = client._server  # pygls keeps the process only there
+    if server is not None and server.returncode is None:
+        try:
+            await asyncio.wait_for(client.shutdown_async(None), safety_net)
+            client.exit(None)
+        except Exception:  # the server is broken or gone: the steps below end it
+            pass
+    if server is not None and server.returncode is None:
+        if server.stdin is not None and not server.stdin.is_closing():
+            server.stdin.close()
+        try:
+            await asyncio.wait_for(server.wait(), safety_net)
+        except asyncio.TimeoutError:
+            server.kill()
+            await server.wait()
+    await client.stop()

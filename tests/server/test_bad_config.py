@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, client_capabilities
 
-from lsp_helpers import SERVER, make_client, uri_of, wait_until
+from lsp_helpers import close_client, SERVER, make_client, uri_of, wait_until
 
 FLOAT32 = "import torch\nx = torch.randn(3, requires_grad=True)\ntorch.autograd.gradcheck(torch.sin, (x,))\n"
 BAD = {
@@ -46,4 +46,4 @@ async def test_a_bad_pyproject_is_shown_and_linting_goes_on(tmp_path, name):
         assert shown.type == types.MessageType.Error and message in shown.message
         await client.shutdown_session()
     finally:
-        await client.stop()
+        await close_client(client)

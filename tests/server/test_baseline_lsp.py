@@ -13,7 +13,7 @@ from pathlib import Path
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from lsp_helpers import SERVER, make_client, uri_of, wait_until
+from lsp_helpers import close_client, SERVER, make_client, uri_of, wait_until
 
 SOURCE = textwrap.dedent("""\
     import torch
@@ -92,7 +92,7 @@ async def test_baselined_findings_are_hints_and_a_new_mistake_is_an_error(tmp_pa
                          what="both findings in the baseline")
     finally:
         await client.shutdown_session()
-        await client.stop()
+        await close_client(client)
 
 
 async def test_baselined_findings_can_be_hidden(tmp_path):
@@ -105,4 +105,4 @@ async def test_baselined_findings_can_be_hidden(tmp_path):
         assert (line, severity) == (11, "Error") and "`y`" in message
     finally:
         await client.shutdown_session()
-        await client.stop()
+        await close_client(client)

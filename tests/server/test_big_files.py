@@ -18,6 +18,7 @@ from gradlint.engine.linter import lint_source
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from autograd_corpus import module  # noqa: E402
+from lsp_helpers import close_client  # noqa: E402
 
 
 async def test_newer_versions_supersede_a_running_lint(tmp_path):
@@ -63,9 +64,7 @@ async def test_newer_versions_supersede_a_running_lint(tmp_path):
         assert expected > 0
         assert not set(published) & {2, 3, 4, 5}  # superseded before they were published
     finally:
-        await client.shutdown_async(None)
-        client.exit(None)
-        await client.stop()
+        await close_client(client)
 
 
 async def test_the_trees_of_a_big_lint_are_frozen_out_of_the_collectors_sight():

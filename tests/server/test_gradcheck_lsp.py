@@ -15,7 +15,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from lsp_helpers import SERVER, make_client, uri_of, wait_until
+from lsp_helpers import close_client, SERVER, make_client, uri_of, wait_until
 
 OPS = textwrap.dedent("""\
     import time
@@ -238,7 +238,7 @@ async def test_run_results_reach_clients_that_pull_diagnostics(tmp_path):
         assert [d.code for d in second.items] == ["gradcheck"]
         await client.shutdown_session()
     finally:
-        await client.stop()
+        await close_client(client)
 
 
 async def test_cancel_request_kills_the_run(client: LanguageClient):
@@ -333,4 +333,4 @@ async def test_runs_use_the_results_cache_and_run_a_call_once(tmp_path):
         assert fresh["result"]["id"] != function["result"]["id"]
         await client.shutdown_session()
     finally:
-        await client.stop()
+        await close_client(client)

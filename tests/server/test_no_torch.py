@@ -10,7 +10,7 @@ import textwrap
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, client_capabilities
 
-from lsp_helpers import SERVER, make_client, uri_of, wait_until
+from lsp_helpers import close_client, SERVER, make_client, uri_of, wait_until
 
 POISON = textwrap.dedent("""\
     import os
@@ -49,7 +49,7 @@ async def test_static_features_never_import_torch(tmp_path):
             types.TextDocumentIdentifier(uri), diagnostic.range.start))
         await client.shutdown_session()
     finally:
-        await client.stop()
+        await close_client(client)
     assert not marker.exists(), "the server imported torch"
     # and the poison works: a plain interpreter with that path does import it
     import subprocess
@@ -88,4 +88,4 @@ async def test_a_run_in_an_interpreter_without_torch_says_what_to_do(tmp_path):
         assert '`pip install "torch-gradlint[torch] @ git+https://github.com/gradlint/gradlint@v' in result["message"]
         await client.shutdown_session()
     finally:
-        await client.stop()
+        await close_client(client)

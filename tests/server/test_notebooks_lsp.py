@@ -142,7 +142,7 @@ async def test_diagnostics_per_cell_with_names_across_cells(session: NotebookSes
     session.open()
     first, second = await session.diagnostics(session.cells[3], 2)
     assert first.code == "GL001" and first.message.startswith("gradcheck input `x` is float32")
-    assert first.range == types.Range(types.Position(1, 29), types.Position(1, 30))  # below !nvidia-smi
+    assert first.range == types.Range(types.Position(1, 28), types.Position(1, 32))  # below !nvidia-smi
     assert second.range.start.line == 2
     for cell in session.cells[1:3]:
         assert await session.diagnostics(cell, 0) == []

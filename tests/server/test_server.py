@@ -12,7 +12,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from lsp_helpers import (SERVER, apply_edits, encoding_of, make_client, uri_of, wait_until,
+from lsp_helpers import (SERVER, close_client, apply_edits, encoding_of, make_client, uri_of, wait_until,
                          workspace_edit_texts)
 
 FLOAT32 = textwrap.dedent("""\
@@ -130,7 +130,7 @@ async def test_open_publishes_diagnostics_with_code_source_and_data(session: Ses
     assert diagnostic.source == "gradlint"
     assert diagnostic.severity == types.DiagnosticSeverity.Error
     assert diagnostic.message.startswith("gradcheck input `x` is float32")
-    assert diagnostic.range == types.Range(types.Position(6, 33), types.Position(6, 34))
+    assert diagnostic.range == types.Range(types.Position(6, 32), types.Position(6, 36))  # `(x,)`
     assert diagnostic.data["fix"]["applicability"] == "safe"
 
 
@@ -272,10 +272,14 @@ async def test_ranges_on_lines_with_emoji_cjk_tabs_and_crlf(session: Session):
     uri = session.open("test_unicode.py", text)
     diagnostics = await session.diagnostics(uri, 2)
     line = text.split("\r\n")[4]
-    prefix = line[: line.index("(x,))") + 1]
-    expected = len(prefix.encode("utf-8")) if session.encoding == "utf-8" else \
-        len(prefix.encode("utf-16-le")) // 2
-    assert diagnostics[1].range.start == types.Position(4, expected)
+
+    def column(prefix: str) -> int:
+        return len(prefix.encode("utf-8")) if session.encoding == "utf-8" else \
+            len(prefix.encode("utf-16-le")) // 2
+
+    start = line.index("(x,))")  # the inputs argument `(x,)`
+    assert diagnostics[1].range == types.Range(types.Position(4, column(line[:start])),
+                                               types.Position(4, column(line[:start + 4])))
     # the quick fix edits line 2 correctly even so
     actions = await session.client.text_document_code_action_async(types.CodeActionParams(
         types.TextDocumentIdentifier(uri), diagnostics[1].range,
@@ -341,7 +345,7 @@ async def test_multi_root_workspaces_use_each_folders_configuration(tmp_path):
         assert list(last[uris[1]].diagnostics) == []
         await client.shutdown_session()
     finally:
-        await client.stop()
+        await close_client(client)
 
 
 async def test_custom_notification_params_reach_the_server(session: Session):

@@ -12,7 +12,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from lsp_helpers import SERVER, make_client, uri_of
+from lsp_helpers import close_client, SERVER, make_client, uri_of
 
 TEXT = """\
 import torch
@@ -51,7 +51,7 @@ async def session(tmp_path):
             types.TextDocumentItem(uri=uri, language_id="python", version=1, text=TEXT)))
     yield client, uris
     await client.shutdown_session()
-    await client.stop()
+    await close_client(client)
 
 
 async def _answer(client: LanguageClient, uri: str) -> str:

@@ -21,7 +21,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from gradlint.engine import trust_store
-from lsp_helpers import SERVER, make_client, uri_of, wait_until
+from lsp_helpers import close_client, SERVER, make_client, uri_of, wait_until
 
 TEXT = "import torch\n\nx = 1\n"
 NOT_BOOLEANS = ["true", "false", "no", "yes", 1, 0, None, {"value": True}, [True]]
@@ -53,7 +53,7 @@ async def _start(tmp_path, initialization_options: dict, configuration: dict | N
 
 async def _stop(client: LanguageClient) -> None:
     await client.shutdown_session()
-    await client.stop()
+    await close_client(client)
 
 
 async def _run_answer(client: LanguageClient) -> str:

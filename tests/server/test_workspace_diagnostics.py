@@ -96,7 +96,7 @@ async def test_workspace_diagnostics_are_advertised_and_answered(pull_client: La
     assert item.kind == "full" and item.version is None
     [diagnostic] = item.items
     assert diagnostic.code == "GL001"
-    assert diagnostic.range == types.Range(types.Position(6, 33), types.Position(6, 34))
+    assert diagnostic.range == types.Range(types.Position(6, 32), types.Position(6, 36))
     await wait_until(lambda: stats(pull_client), what="the scan's log line")
     files, linted, parsed = stats(pull_client)[0]
     assert files == linted == 23  # pkg/ only: generated/ is excluded, .venv skipped

@@ -253,9 +253,14 @@ class Cube(torch.autograd.Function):
 '''
 
 
-def test_testpaths_tests_checks_the_package_the_tests_import(pytester: pytest.Pytester):
+XDIST = pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["", "xdist"])
+
+
+@XDIST
+def test_testpaths_tests_checks_the_package_the_tests_import(pytester: pytest.Pytester, workers):
     """`testpaths = ["tests"]`: the Functions live in the package, which pytest is never
-    pointed at; `pytest --gradlint` finds it through the tests' imports and fails on it."""
+    pointed at; `pytest --gradlint` finds it through the tests' imports and fails on it.
+    Under xdist the workers collect: the controller's summary says it once all the same."""
     (pytester.path / "mypkg").mkdir()
     (pytester.path / "mypkg" / "__init__.py").write_text("")
     (pytester.path / "mypkg" / "ops.py").write_text(WRONG_CUBE)
@@ -266,11 +271,12 @@ def test_testpaths_tests_checks_the_package_the_tests_import(pytester: pytest.Py
     (pytester.path / "tests" / "test_use.py").write_text(
         "from mypkg.ops import Cube\n\n\ndef test_imports():\n    assert Cube\n")
     (pytester.path / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
-    result = run(pytester, "--gradlint", "-rf")
+    result = run(pytester, "--gradlint", "-rf", *workers)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*checked the Functions and custom ops of mypkg/ too (the project's packages "
                                  "that the tests import)*",
                                  "FAILED mypkg/ops.py::Cube - ✗ Cube: Jacobian mismatch*"])
+    assert result.stdout.str().count("checked the Functions and custom ops") == 1
     assert "Other" not in result.stdout.str()  # a package the tests do not import
     # without --gradlint, nothing changes
     run(pytester).assert_outcomes(passed=1)
@@ -289,14 +295,16 @@ def test_src_layout_without_imports_uses_the_import_roots(pytester: pytest.Pytes
     result.stdout.fnmatch_lines(["*in the project's import roots*", "FAILED src/lib/ops.py::Cube*"])
 
 
-def test_no_function_anywhere_is_said_in_the_summary(pytester: pytest.Pytester):
+@XDIST
+def test_no_function_anywhere_is_said_in_the_summary(pytester: pytest.Pytester, workers):
     (pytester.path / "tests").mkdir()
     (pytester.path / "tests" / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
     (pytester.path / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
-    result = run(pytester, "--gradlint", "-rf")
+    result = run(pytester, "--gradlint", "-rf", *workers)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*= gradlint =*", "checked no autograd Function or custom op: none found "
                                  "under tests; name where they are: `pytest --gradlint src/ tests/`*"])
+    assert result.stdout.str().count("= gradlint =") == 1
 
 
 def test_paths_named_on_the_command_line_are_taken_as_they_are(project):

@@ -12,6 +12,7 @@ from ...analysis.gradcheck_calls import GradcheckCall, InputElement, input_eleme
 from ...findings import Severity
 from .. import edits
 from ..base import MENTIONS_GRADCHECK, FixProposal, Invalid, Replacement, Report, Rule, Valid
+from .input_range import input_node
 
 # Casting a low-precision dtype up: the same kind of number with double precision.
 _UPCAST = {"float32": "float64", "float16": "float64", "bfloat16": "float64",
@@ -149,7 +150,7 @@ class LowPrecisionGradcheckInput(Rule):
                 assert torch.autograd.gradcheck(torch.sin, (x,))
             """,
             message="gradcheck input `x` is float32 (torch's default dtype); finite differences need float64",
-            range=(5, 49, 5, 50),
+            range=(5, 48, 5, 52),
             fixed="""
             import torch
 
@@ -204,7 +205,7 @@ class LowPrecisionGradcheckInput(Rule):
                    f"`{chosen}={block.code(entry)}`; finite differences need {_UPCAST[fact.dtype]}")  # type: ignore[index]
         if not edits.contains(case.site.top_statement, entry):
             # the cases are a list defined elsewhere (`DTYPES = [...]`): report on the input
-            return Report(element.expr, message, call.site)
+            return Report(input_node(call, element), message, call.site)
         return Report(entry, message, case.site)
 
     def _name(self, block: BlockAnalysis, call: GradcheckCall, element: InputElement) -> str:
@@ -220,7 +221,7 @@ class LowPrecisionGradcheckInput(Rule):
         default = " (torch's default dtype)" if fact.default_dtype else ""
         message = (f"{call.variant} input {name} is {fact.dtype}{default}; "
                    f"finite differences need {_UPCAST[fact.dtype]}")
-        node = element.expr if element.inline else call.inputs.value  # type: ignore[union-attr]
+        node = input_node(call, element)
         fix = None
         if fact.dtype_origin is not None:
             fix = _fix(block, call, element, fact, fact.dtype_origin,

@@ -15,6 +15,7 @@ from ...analysis.test_context import expects_exception
 from ...findings import Applicability, Severity
 from .. import edits
 from ..base import MENTIONS_GRADCHECK, FixProposal, Invalid, Replacement, Report, Rule, Valid
+from .input_range import input_node
 
 _EMPTY = {"torch.empty": "torch.rand", "torch.empty_like": "torch.rand_like", "torch.empty_strided": None}
 _ZEROS = frozenset({"torch.zeros", "torch.zeros_like"})
@@ -106,7 +107,7 @@ class UninitializedOrKinkInput(Rule):
             """,
             message="gradcheck input `x` comes from torch.empty and is never filled: its values "
                     "are whatever memory held (zeros, NaN, garbage), so the check is not reproducible",
-            range=(4, 49, 4, 50),
+            range=(4, 48, 4, 52),
             fixed="""
             import torch
             def test_sin():
@@ -128,7 +129,7 @@ class UninitializedOrKinkInput(Rule):
             message="gradcheck input `z` is all zeros, where `F.relu(t)` has a kink: finite "
                     "differences average the two slopes there and gradcheck fails for a correct "
                     "gradient; use values away from 0",
-            range=(7, 48, 7, 49),
+            range=(7, 47, 7, 51),
         ),
     ]
 
@@ -158,11 +159,6 @@ def _shown(block: BlockAnalysis, element: InputElement) -> str:
     return edits.label(element.expr, block.code(element.expr), element.index)
 
 
-def _report_node(call: GradcheckCall, element: InputElement) -> cst.BaseExpression:
-    assert call.inputs is not None
-    return element.expr if element.inline else call.inputs.value
-
-
 def _uninitialized(block: BlockAnalysis, call: GradcheckCall, element: InputElement,
                    origin: ValueOrigin) -> Report | None:
     empty = origin.qualified in _EMPTY or origin.root_method == "new_empty"
@@ -182,7 +178,7 @@ def _uninitialized(block: BlockAnalysis, call: GradcheckCall, element: InputElem
         site = origin.expressions[0][1]
         fix = FixProposal(f"Fill it with `{replacement}`", Applicability.UNSAFE,
                           (Replacement(func.attr, replacement.split(".")[-1], site),))
-    return Report(_report_node(call, element), message, call.site, fix)
+    return Report(input_node(call, element), message, call.site, fix)
 
 
 def _all_zeros(origin: ValueOrigin) -> bool:
@@ -203,7 +199,7 @@ def _kink(block: BlockAnalysis, call: GradcheckCall, element: InputElement,
     message = (f"gradcheck input {_shown(block, element)} is all zeros, where `{block.code(found)}` "
                f"has a kink: finite differences average the two slopes there and gradcheck fails "
                f"for a correct gradient; use values away from 0")
-    return Report(_report_node(call, element), message, call.site)
+    return Report(input_node(call, element), message, call.site)
 
 
 def _kink_use(context: ModuleContext, code: CheckedCode, index: int) -> cst.Call | None:

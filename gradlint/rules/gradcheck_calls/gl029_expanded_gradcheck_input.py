@@ -12,6 +12,7 @@ from ...analysis.test_context import expects_exception
 from ...findings import Applicability, Severity
 from .. import edits
 from ..base import MENTIONS_GRADCHECK, FixProposal, Invalid, Replacement, Report, Rule, Valid
+from .input_range import input_node
 
 _EXPANDING_METHODS = frozenset({"expand", "expand_as", "broadcast_to"})
 _EXPANDING_FUNCTIONS = frozenset({"torch.broadcast_to"})
@@ -139,8 +140,7 @@ class ExpandedGradcheckInput(Rule):
                 elif site.top_statement is call.site.top_statement:
                     fix = FixProposal("Append `.contiguous()` to the expansion", Applicability.UNSAFE,
                                       (Replacement(node, block.code(node) + ".contiguous()", site),))
-                report_node = element.expr if element.inline else call.inputs.value  # type: ignore[union-attr]
-                yield Report(report_node, message, call.site, fix)
+                yield Report(input_node(call, element), message, call.site, fix)
 
 
 def _expansion(origin: ValueOrigin):
