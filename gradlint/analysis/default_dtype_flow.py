@@ -17,6 +17,7 @@ import libcst as cst
 
 from . import torch_api
 from .fact_types import DtypeFact
+from .traverse import visit
 from .names import body_statements
 from .scopes import Site
 
@@ -111,6 +112,6 @@ def _may_change(evaluator: "Evaluator", nodes: Sequence[cst.CSTNode], site: Site
             return False
 
     for node in nodes:
-        node.visit(Calls())
+        visit(node, Calls())
     return bool(found)
 

@@ -391,7 +391,7 @@ def _known_list(arg: cst.Arg, method: Method) -> Sequence[cst.BaseElement] | Non
                 uses.append(node)
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
+            visit(node.value, self)
             return False
 
     for stmt in method.scope.statements:

@@ -9,6 +9,7 @@ from ...analysis.block import BlockAnalysis
 from ...analysis.checked_code import Region, calls_with_context, regions
 from ...analysis.scopes import ModuleContext
 from ...analysis.test_context import expects_exception
+from ...analysis.traverse import visit
 from ...findings import Severity
 from .. import edits
 from ..base import MENTIONS_GRADCHECK, Invalid, Report, Rule, Valid
@@ -230,15 +231,15 @@ def _module_in_training(block: BlockAnalysis, call) -> tuple[str, cst.Call] | No
                 uses.append(node)
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
+            visit(node.value, self)
             return False
 
         def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
+            visit(node.value, self)
             return False
 
     for stmt in scope.statements:
-        stmt.visit(Uses())
+        visit(stmt, Uses())
     if len(uses) != 2:  # the binding and the gradcheck call
         return None
     value = binding.value
