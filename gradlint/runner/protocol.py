@@ -24,7 +24,7 @@ VERDICTS = (
     "exception", "bad_inputs", "bad_request", "target_not_found",
     "worker_unavailable", "vacuous", "draw_dependent", "shape_dependent", "missing_dependency",
     "approximate_gradient", "op_schema", "op_autograd_registration", "op_fake_tensor", "op_compile",
-    "vmap_mismatch", "jacrev_mismatch", "surrogate_gradient", "not_checked",
+    "vmap_mismatch", "jacrev_mismatch", "surrogate_gradient", "not_checked", "inputs_unfit",
     "grad_output_mutated", "compile_mismatch", "func_mismatch", "compile_unsupported", "precision_loss",
 )
 

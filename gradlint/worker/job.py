@@ -27,7 +27,7 @@ from .inputs.synthesis import shape_strategies, synthesize
 from .tensors import as_tuple, max_abs_diff
 from .text import exc_text, first_line
 from .userframes import user_roots
-from .verdict import apply_outcome, conclude
+from .verdict import apply_outcome, conclude, inputs_unfit
 
 CHECK_LABELS = {
     "forward": "running forward",
@@ -117,6 +117,8 @@ class Job(object):
             self.timings["compile_s"] = compile_s
         if self.result["status"] is None:
             conclude(self.result, self.checks, self.opts)
+            if self.source == "synthesized":
+                inputs_unfit(self.result)
         self.result["notes"] = list(dict.fromkeys(self.result["notes"]))  # each note once
         for rec in self.checks:
             rec.pop("_outcome", None)

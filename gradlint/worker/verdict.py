@@ -158,6 +158,33 @@ def _phase(rec):
     return (_exception(rec) or {}).get("phase")
 
 
+# Exceptions that no choice of inputs causes: a misspelt name, an unfinished function. A forward
+# that raises one raises on any inputs: the code's own failure, whatever inputs were used.
+_RAISED_ON_ANY_INPUTS = ("NameError", "UnboundLocalError", "NotImplementedError", "SyntaxError",
+                         "IndentationError")
+
+
+def inputs_unfit(result):
+    """Forward raised on inputs gradlint synthesized, and the project's own code gave none to use
+    instead (explore.callers_instead): the exception shows that the made-up inputs did not fit the
+    code (a flag made a tensor, a shape forward asserts against, a value off its domain), not
+    that the code is wrong. Such a run is **inconclusive** (``inputs_unfit``), never ✗; an
+    exception no inputs cause (a NameError) stays the code's failure."""
+    exc = result.get("exception") or {}
+    kind = str(exc.get("type") or "").split(".")[-1]
+    if result.get("verdict") != "exception" or exc.get("phase") != "forward" or kind in _RAISED_ON_ANY_INPUTS:
+        return
+    said = _strip(result.get("summary") or "")
+    result.update(status="inconclusive", verdict="inputs_unfit",
+                  summary="⚠ inconclusive: forward raised on the inputs gradlint made up (%s); no gradient "
+                          "was checked" % said,
+                  message="gradlint synthesized the inputs from forward's signature, and no code of the project "
+                          "calls it with inputs to use instead. Declare inputs that fit (`# gradlint: "
+                          "inputs=...` above it), or check it from a test that calls it (`pytest --gradlint`)."
+                          + ("\n" + result["message"] if result.get("message") else ""))
+    result.pop("explains", None)
+
+
 def apply_outcome(result, oc):
     result["status"] = oc.status
     result["verdict"] = oc.verdict

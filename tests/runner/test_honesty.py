@@ -264,3 +264,22 @@ async def test_a_backward_that_writes_into_its_gradient_is_named(client):
     r = await run(client, "OverwritesGrad")
     assert (r["status"], r["verdict"]) == ("fail", "grad_output_mutated"), r["summary"]
     assert r["summary"] == "✗ backward modifies its incoming gradient (grad_output of output 0) in place"
+
+
+# --- 2. inputs that fit: made-up inputs forward rejects are not the code's failure ------------
+
+
+async def test_forward_raising_on_made_up_inputs_is_inconclusive_not_a_failure(client):
+    r = await run(client, "OnTheSimplex")
+    assert (r["status"], r["verdict"]) == ("inconclusive", "inputs_unfit"), r["summary"]
+    assert r["summary"] == ("⚠ inconclusive: forward raised on the inputs gradlint made up (ValueError in "
+                            "forward: rows must sum to one); no gradient was checked")
+    assert "# gradlint: inputs=" in r["message"]
+    assert r["exception"]["type"] == "ValueError"  # where forward raised is still shown
+    assert "proof" not in r or not r["proof"]["inputs"]
+
+
+async def test_a_forward_that_raises_on_any_inputs_is_still_a_failure(client):
+    r = await run(client, "MisspeltForward")
+    assert (r["status"], r["verdict"]) == ("error", "exception"), r["summary"]
+    assert r["summary"].startswith("✗ NameError in forward"), r["summary"]
