@@ -6,6 +6,8 @@ import libcst as cst
 
 from ...analysis.backward_returns import backward_returns, certainly_not_none
 from ...analysis.block import BlockAnalysis
+from ...analysis.names import BindingKind
+from ...analysis.traverse import visit
 from ...findings import Severity
 from ..base import DEFINES_BACKWARD, Invalid, Report, Rule, Valid
 
@@ -29,11 +31,71 @@ def _scalar_kind(param: cst.Param) -> tuple[str, bool] | None:
     return None
 
 
+def _is_scalar_literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)) or (
+        isinstance(node, cst.Name) and node.value in ("True", "False"))
+
+
+def _callers_pass_scalars(block: BlockAnalysis, name: str, params: list[cst.Param]) -> set[int]:
+    """The positions (forward's inputs after ctx) whose default is the only thing the module's
+    code ever gives: every use of the class name is a direct ``Name.apply(...)`` call, at least one
+    call exists, and each call omits the input or passes a number, bool or string literal there.
+    A class used any other way (aliased, passed on, subclassed) or called with ``*``/``**``
+    arguments leaves every position unknown (an empty set): a default is only a fallback, and a
+    caller out of sight may pass a tensor."""
+    context = block.context
+    bindings = context.scope.table.bindings.get(name, [])
+    if len(bindings) != 1 or bindings[0].kind != BindingKind.CLASS:
+        return set()
+    calls: list[cst.Call] = []
+    receivers: set[int] = set()
+    uses = [0]
+
+    class Uses(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            if node.name.value == name:
+                receivers.add(id(node.name))  # the definition itself
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "apply" and \
+                    isinstance(func.value, cst.Name) and func.value.value == name:
+                calls.append(node)
+                receivers.add(id(func.value))
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name:
+                uses[0] += 1
+
+    for stmt in context.statements:
+        visit(stmt, Uses())
+    if not calls or uses[0] != len(receivers):
+        return set()
+    names = [p.name.value for p in params]
+    known = set(range(len(params)))
+    for call in calls:
+        if any(a.star for a in call.args):
+            return set()
+        positional = [a for a in call.args if a.keyword is None]
+        keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+        for position in list(known):
+            arg = positional[position] if position < len(positional) else keywords.get(names[position])
+            if arg is not None and not _is_scalar_literal(arg.value):
+                known.discard(position)
+    return known
+
+
 class GradientForNonTensorInput(Rule):
     """## What it does
     Checks that `backward` returns `None` for inputs of `forward` that are not tensors:
     parameters annotated `int`/`float`/`bool`/`str` (an error), and parameters whose
-    default is a number, a bool or a string (a warning: callers might pass a tensor).
+    default is a number, a bool or a string when every call of the Function in the module
+    leaves that default or passes a literal number there (a warning: a caller out of sight
+    might pass a tensor). Without a visible call, or when one passes something else (a
+    tensor, a name), or when the class is used other than by `Cls.apply(...)`, a default
+    says nothing about what callers pass: no finding.
 
     ## Why is this bad?
     Measured with torch 2.13: a non-None gradient for an input that was a Python
@@ -99,6 +161,38 @@ class GradientForNonTensorInput(Rule):
                     grad_alpha = None
                     return g * ctx.alpha, grad_alpha
             """),
+        Valid("""
+            import torch
+            class LeakyReLU(torch.autograd.Function):
+                # no call in sight: the default is only a fallback, a caller may pass a tensor
+                @staticmethod
+                def forward(ctx, x, slope=0.01):
+                    ctx.save_for_backward(x)
+                    ctx.slope = slope
+                    return torch.where(x > 0, x, x * slope)
+
+                @staticmethod
+                def backward(ctx, g):
+                    x, = ctx.saved_tensors
+                    return torch.where(x > 0, g, g * ctx.slope), (g * x * (x < 0)).sum()
+            """),
+        Valid("""
+            import torch
+            class LeakyReLU(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, slope=0.01):
+                    ctx.save_for_backward(x)
+                    ctx.slope = slope
+                    return torch.where(x > 0, x, x * slope)
+
+                @staticmethod
+                def backward(ctx, g):
+                    x, = ctx.saved_tensors
+                    return torch.where(x > 0, g, g * ctx.slope), (g * x * (x < 0)).sum()
+
+            def leaky_relu(x, slope):
+                return LeakyReLU.apply(x, slope)  # the caller's slope may be a tensor
+            """),
     ]
     INVALID = [
         Invalid(
@@ -134,6 +228,9 @@ class GradientForNonTensorInput(Rule):
                     x, = ctx.saved_tensors
                     grad_slope = (g * x * (x < 0)).sum()
                     return torch.where(x > 0, g, g * ctx.slope), grad_slope
+
+            def leaky_relu(x):
+                return LeakyReLU.apply(x, 0.2)
             """,
             message="backward returns a gradient (`grad_slope`) for `slope`, a float input: torch "
                     "raises RuntimeError (\"returned a gradient different than None at position 2, "
@@ -150,6 +247,10 @@ class GradientForNonTensorInput(Rule):
                 continue
             params = signature[0]
             kinds = [_scalar_kind(p) for p in params]
+            if any(kind is not None and not kind[1] for kind in kinds):
+                scalar_calls = _callers_pass_scalars(block, function.name, params)
+                kinds = [kind if kind is None or kind[1] or position in scalar_calls else None
+                         for position, kind in enumerate(kinds)]
             if not any(kinds):
                 continue
             for returned in backward_returns(backward):
