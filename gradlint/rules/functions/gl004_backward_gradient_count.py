@@ -4,11 +4,11 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
+from ...analysis.apply_calls import apply_uses
 from ...analysis.autograd_functions import AutogradFunction, Method, gradient_names
 from ...analysis.backward_returns import Returned, backward_returns, is_list, tuple_arithmetic
 from ...analysis.block import BlockAnalysis
 from ...analysis.names import BindingKind
-from ...analysis.traverse import visit
 from ...findings import Applicability, Severity
 from ..base import DEFINES_BACKWARD, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
@@ -211,18 +211,10 @@ def _apply_arities(block: BlockAnalysis, function: AutogradFunction) -> dict[int
     if len(bindings) != 1 or bindings[0].kind != BindingKind.CLASS:
         return {}  # (a rebound name may be another class)
     found: dict[int, str] = {}
-
-    class Applies(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "apply" and \
-                    isinstance(func.value, cst.Name) and func.value.value == name and \
-                    all(a.keyword is None and not a.star for a in node.args):
-                text = cst.Module(body=[]).code_for_node(node)
-                found.setdefault(len(node.args), text if len(text) <= 60 else f"{name}.apply(...)")
-
-    for stmt in context.statements:
-        visit(stmt, Applies())
+    for node in apply_uses(context, name).calls:
+        if all(a.keyword is None and not a.star for a in node.args):
+            text = cst.Module(body=[]).code_for_node(node)
+            found.setdefault(len(node.args), text if len(text) <= 60 else f"{name}.apply(...)")
     return found
 
 

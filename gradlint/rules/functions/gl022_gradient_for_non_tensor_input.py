@@ -5,9 +5,9 @@ from typing import Iterator
 import libcst as cst
 
 from ...analysis.backward_returns import backward_returns, certainly_not_none
+from ...analysis.apply_calls import apply_uses
 from ...analysis.block import BlockAnalysis
 from ...analysis.names import BindingKind
-from ...analysis.traverse import visit
 from ...findings import Severity
 from ..base import DEFINES_BACKWARD, Invalid, Report, Rule, Valid
 
@@ -49,29 +49,9 @@ def _callers_pass_scalars(block: BlockAnalysis, name: str, params: list[cst.Para
     bindings = context.scope.table.bindings.get(name, [])
     if len(bindings) != 1 or bindings[0].kind != BindingKind.CLASS:
         return set()
-    calls: list[cst.Call] = []
-    receivers: set[int] = set()
-    uses = [0]
-
-    class Uses(cst.CSTVisitor):
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
-            if node.name.value == name:
-                receivers.add(id(node.name))  # the definition itself
-
-        def visit_Call(self, node: cst.Call) -> None:
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "apply" and \
-                    isinstance(func.value, cst.Name) and func.value.value == name:
-                calls.append(node)
-                receivers.add(id(func.value))
-
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value == name:
-                uses[0] += 1
-
-    for stmt in context.statements:
-        visit(stmt, Uses())
-    if not calls or uses[0] != len(receivers):
+    uses = apply_uses(context, name)
+    calls = uses.calls
+    if not calls or uses.other_uses:
         return set()
     names = [p.name.value for p in params]
     known = set(range(len(params)))
