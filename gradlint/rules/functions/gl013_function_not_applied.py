@@ -5,11 +5,12 @@ from typing import Iterator
 
 import libcst as cst
 
+from ...analysis import memos
 from ...analysis.autograd_functions import AutogradFunction
 from ...analysis.block import BlockAnalysis
 from ...analysis.gradcheck_calls import StatementExpressions
 from ...analysis.held_values import constructor_attribute
-from ...analysis.names import dotted_name
+from ...analysis.names import body_statements, dotted_name
 from ...analysis.scopes import Scope, Site, walk_statements
 from ...analysis.test_context import expects_exception
 from ...findings import Applicability, Severity
@@ -312,6 +313,30 @@ def _calls_backward_too(calls: list[cst.Call], name: str) -> bool:
     return False
 
 
+_INIT_CALLS = memos.memo(memos.NEAR_ENTRIES)
+
+
+def _instantiated_in_init(class_node: cst.ClassDef) -> frozenset[str]:
+    """The attributes a top-level ``self.attr = Something()`` of the class's ``__init__``
+    sets (a call with no arguments): the only ones ``_held_instance`` can find. Asked once per
+    class, not once per ``self.x(...)`` call of its methods (a big class made that quadratic)."""
+    known = memos.recall(_INIT_CALLS, id(class_node), class_node)
+    if known is memos.MISSING:
+        names = set()
+        for stmt in body_statements(class_node.body):
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
+                for line in body_statements(stmt.body):
+                    if isinstance(line, cst.SimpleStatementLine):
+                        for small in line.body:
+                            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and \
+                                    not small.value.args:
+                                names.update(t.target.attr.value for t in small.targets
+                                             if isinstance(t.target, cst.Attribute))
+        known = frozenset(names)
+        memos.remember(_INIT_CALLS, id(class_node), class_node, known)
+    return known  # type: ignore[return-value]
+
+
 def _held_instance(block: BlockAnalysis, func: cst.Attribute, site: Site
                    ) -> tuple[AutogradFunction, cst.Call] | None:
     """``self.attr`` in a method, where the class's ``__init__`` set ``self.attr = MyFn()``
@@ -328,6 +353,8 @@ def _held_instance(block: BlockAnalysis, func: cst.Attribute, site: Site
     if not params or params[0] != func.value.value or owner is None or owner.kind != "class" or \
             not isinstance(owner.node, cst.ClassDef):
         return None
+    if func.attr.value not in _instantiated_in_init(owner.node):
+        return None  # (the cheap question first: constructor_attribute walks the class)
     value = constructor_attribute(owner.node, func.attr.value)
     if not isinstance(value, cst.Call) or value.args:
         return None
