@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import memos
+from .names import BindingKind
 from .scopes import ModuleContext
 from .traverse import visit
 
@@ -28,6 +29,11 @@ class ApplyUses:
 
 
 def apply_uses(context: ModuleContext, name: str) -> ApplyUses:
+    """How the module uses ``name``; nothing (no calls) unless ``name`` is bound once, to a class
+    (a rebound name may be another class)."""
+    bindings = context.scope.table.bindings.get(name, [])
+    if len(bindings) != 1 or bindings[0].kind != BindingKind.CLASS:
+        return ApplyUses()
     index = memos.recall(_INDEX, id(context), context)
     if index is memos.MISSING:
         index = _index(context)

@@ -21,7 +21,7 @@ from .callees import Callees
 from .expressions import TENSOR_ONLY_CASTS, Expressions, bool_argument, literal_bool, literal_number
 from .fact_types import (UNKNOWN, DtypeFact, Fact, OpaqueFact, Origin, SequenceFact,  # noqa: F401
                          TensorFact, UnknownFact, merge_facts, without_origins)
-from .held_values import field_value, is_test_case, set_up_value
+from .held_values import attribute_targets, field_value, is_test_case, set_up_value
 from .names import BindingKind, compound_bodies, statement_bindings, target_names
 from .scopes import Frame, ModuleContext, Scope, Site, find_site
 from .traverse import visit
@@ -488,7 +488,7 @@ class Evaluator(Expressions):
             held = set_up_value(expr, site, owner, self.context)  # `self.x` set in setUp
             return UNKNOWN if held is None else without_origins(self.fact(held[0], held[1], depth + 1))
         if binding is None or binding.value is None or \
-                _assigns_attribute(owner.node, expr.attr.value):  # type: ignore[arg-type]
+                attribute_targets(owner.node, expr.attr.value):  # type: ignore[arg-type]
             return UNKNOWN
         binding_site = self._statement_site(owner, binding.node)
         if binding_site is None:
@@ -646,37 +646,6 @@ def _mentions(node: cst.BaseExpression, name: str) -> bool:
     if isinstance(node, cst.StarredElement):
         return _mentions(node.value, name)
     return False
-
-
-def _assigns_attribute(node: cst.CSTNode, attr: str) -> bool:
-    """Does anything in ``node`` assign ``<something>.attr`` (``setattr`` is not seen)?"""
-    found: list[cst.CSTNode] = []
-
-    def check(target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Attribute) and target.attr.value == attr:
-            found.append(target)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                check(element.value)
-        elif isinstance(target, cst.StarredElement):
-            check(target.value)
-
-    class Finder(cst.CSTVisitor):
-        def visit_Assign(self, assign: cst.Assign) -> None:
-            for target in assign.targets:
-                check(target.target)
-
-        def visit_AugAssign(self, assign: cst.AugAssign) -> None:
-            check(assign.target)
-
-        def visit_AnnAssign(self, assign: cst.AnnAssign) -> None:
-            check(assign.target)
-
-        def visit_For(self, loop: cst.For) -> None:
-            check(loop.target)
-
-    visit(node, Finder())
-    return bool(found)
 
 
 class _MethodCalls(cst.CSTVisitor):

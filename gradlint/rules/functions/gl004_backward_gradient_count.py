@@ -8,7 +8,6 @@ from ...analysis.apply_calls import apply_uses
 from ...analysis.autograd_functions import AutogradFunction, Method, gradient_names
 from ...analysis.backward_returns import Returned, backward_returns, is_list, tuple_arithmetic
 from ...analysis.block import BlockAnalysis
-from ...analysis.names import BindingKind
 from ...findings import Applicability, Severity
 from ..base import DEFINES_BACKWARD, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
@@ -206,12 +205,8 @@ def _apply_arities(block: BlockAnalysis, function: AutogradFunction) -> dict[int
     """How many inputs the module's ``Cls.apply(...)`` calls pass (calls with ``*``/``**``
     or keywords are not counted): arity -> the first such call's text."""
     name = function.name
-    context = block.context
-    bindings = context.scope.table.bindings.get(name, [])
-    if len(bindings) != 1 or bindings[0].kind != BindingKind.CLASS:
-        return {}  # (a rebound name may be another class)
     found: dict[int, str] = {}
-    for node in apply_uses(context, name).calls:
+    for node in apply_uses(block.context, name).calls:
         if all(a.keyword is None and not a.star for a in node.args):
             text = cst.Module(body=[]).code_for_node(node)
             found.setdefault(len(node.args), text if len(text) <= 60 else f"{name}.apply(...)")

@@ -7,7 +7,6 @@ import libcst as cst
 from ...analysis.backward_returns import backward_returns, certainly_not_none
 from ...analysis.apply_calls import apply_uses
 from ...analysis.block import BlockAnalysis
-from ...analysis.names import BindingKind
 from ...findings import Severity
 from ..base import DEFINES_BACKWARD, Invalid, Report, Rule, Valid
 
@@ -45,11 +44,7 @@ def _callers_pass_scalars(block: BlockAnalysis, name: str, params: list[cst.Para
     A class used any other way (aliased, passed on, subclassed) or called with ``*``/``**``
     arguments leaves every position unknown (an empty set): a default is only a fallback, and a
     caller out of sight may pass a tensor."""
-    context = block.context
-    bindings = context.scope.table.bindings.get(name, [])
-    if len(bindings) != 1 or bindings[0].kind != BindingKind.CLASS:
-        return set()
-    uses = apply_uses(context, name)
+    uses = apply_uses(block.context, name)
     calls = uses.calls
     if not calls or uses.other_uses:
         return set()
