@@ -55,16 +55,16 @@ class Subject(object):
         so every evaluation gradcheck makes sees the same random numbers."""
         if self.reseeded:
             return
-        self.fn = _reseeded(self.fn, self.opts["seed"])
+        self.fn = reseeding(self.fn, self.opts["seed"])
         self.reseeded = True
 
 
-def _reseeded(fn, seed):
+def reseeding(fn, seed):
     def reseeded(*args):
         torch.manual_seed(seed)
         return fn(*args)
 
-    return wrapping(reseeded, fn, lambda inner: _reseeded(inner, seed))
+    return wrapping(reseeded, fn, lambda inner: reseeding(inner, seed))
 
 
 class SparseInput(object):
@@ -102,17 +102,17 @@ def _rebuilding(fn, sparse):
     return wrapping(with_sparse_inputs, fn, lambda inner: _rebuilding(inner, sparse))
 
 
-def _fresh_containers(fn):
+def copying_containers(fn):
     """``fn`` given its own copy of every dict/list/set argument on each call: gradcheck calls it
     many times with the same arguments, and a forward that pops from an options dict would
     otherwise see it emptied from the second call on."""
     def with_fresh_containers(*args):
         return fn(*fresh_containers(args))
 
-    return wrapping(with_fresh_containers, fn, _fresh_containers)
+    return wrapping(with_fresh_containers, fn, copying_containers)
 
 
-def _dense_outputs(fn):
+def densifying_outputs(fn):
     """Sparse outputs made dense (torch's gradcheck refuses them: "call to_dense(masked_grad=...)"):
     the Jacobian is compared on the dense values, zeros included."""
     def densified(*args):
@@ -123,7 +123,7 @@ def _dense_outputs(fn):
             return tuple(o.to_dense() if is_tensor(o) and o.layout != torch.strided else o for o in out)
         return out
 
-    return wrapping(densified, fn, _dense_outputs)
+    return wrapping(densified, fn, densifying_outputs)
 
 
 def prepare(fn, fclass, names, raw, source, opts, reporter, synth=None, grad_outputs=None, notes=None):
@@ -208,7 +208,7 @@ def prepare(fn, fclass, names, raw, source, opts, reporter, synth=None, grad_out
                          "compared where the sparse tensor has entries" % (
                              "s" if len(sparse) > 1 else "", ", ".join(infos[i]["name"] for i in sorted(sparse)),
                              "their" if len(sparse) > 1 else "its"))
-    fn = _dense_outputs(_fresh_containers(fn))
+    fn = densifying_outputs(copying_containers(fn))
     subject = Subject(fn, fclass, tuple(base), infos, go_base, opts, reporter)
     if not subject.grad_pos:
         raise Outcome("error", "bad_inputs",

@@ -4,7 +4,7 @@ built again around the bypassed call. Without that, the "reference" of the preci
 and the compile checks' ``backward_dropped`` pattern ran the Function's own backward."""
 import torch
 
-from gradlint.worker.subject import Subject, _dense_outputs, _fresh_containers, _reseeded
+from gradlint.worker.subject import Subject, densifying_outputs, copying_containers, reseeding
 from gradlint.worker.through_forward import through_forward
 
 
@@ -28,7 +28,7 @@ def _grad(fn):
 
 def test_the_bound_apply_is_reached_through_every_layer():
     fn = Doubled.apply
-    for wrap in (_fresh_containers, _dense_outputs, lambda f: _reseeded(f, 0)):
+    for wrap in (copying_containers, densifying_outputs, lambda f: reseeding(f, 0)):
         fn = wrap(fn)
     assert torch.equal(_grad(fn), torch.full((3,), 3.0, dtype=torch.float64))  # the custom backward
     assert torch.equal(_grad(through_forward(fn)), torch.full((3,), 2.0, dtype=torch.float64))
@@ -47,6 +47,6 @@ def test_an_unknown_wrapper_is_not_peeled():
 
 def test_a_reseeded_subject_keeps_its_layers():
     subject = Subject.__new__(Subject)
-    subject.fn, subject.opts, subject.reseeded = _fresh_containers(Doubled.apply), {"seed": 0}, False
+    subject.fn, subject.opts, subject.reseeded = copying_containers(Doubled.apply), {"seed": 0}, False
     subject.reseed()
     assert torch.equal(_grad(through_forward(subject.fn)), torch.full((3,), 2.0, dtype=torch.float64))
