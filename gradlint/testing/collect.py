@@ -96,6 +96,36 @@ class GradientCheckFailed(Exception):
         self.report = report
 
 
+@dataclass(frozen=True)
+class Crash:
+    """Where and what, in one line: what pytest's short summary (``FAILED ... - <message>``),
+    ``--tb=line`` and JUnit XML's ``message`` read from a failure (its ``reprcrash``)."""
+
+    path: str
+    lineno: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.lineno}: {self.message}"
+
+
+@dataclass(frozen=True)
+class FailureRepr:
+    """A failed item's report. A plain string would do for the FAILURES section, but pytest
+    repeats a string whole in the short summary on CI (``CI`` set) or with ``-vv``; with a
+    ``reprcrash`` the summary line is the report's one-line headline everywhere."""
+
+    text: str
+    reprcrash: Crash
+
+    def toterminal(self, tw) -> None:
+        for line in self.text.splitlines():
+            tw.line(line)
+
+    def __str__(self) -> str:
+        return self.text
+
+
 class GradlintFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         try:
@@ -245,7 +275,8 @@ class GradlintItem(pytest.Function):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, GradientCheckFailed):
-            return str(excinfo.value.report)
+            text = str(excinfo.value.report)
+            return FailureRepr(text, Crash(str(self.path), self.target.line, (text.splitlines() or [""])[0]))
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int, str]:

@@ -88,9 +88,17 @@ relu_inplace.register_autograd(backward, setup_context=setup_context)
 '''
 
 
-def test_a_failure_leads_with_its_cause_and_names_the_finding_on_it(pytester: pytest.Pytester):
+@pytest.mark.parametrize("on_ci", [False, True], ids=["terminal", "CI"])
+def test_a_failure_leads_with_its_cause_and_names_the_finding_on_it(pytester: pytest.Pytester,
+                                                                     monkeypatch: pytest.MonkeyPatch, on_ci: bool):
     # issue 29: the op clamps x in place undeclared; gradcheck raises in backward, opcheck's
-    # schema test fails, `gradlint check` reports GL032 on the clamp
+    # schema test fails, `gradlint check` reports GL032 on the clamp. On CI (`CI` set) pytest
+    # prints a failure's whole message in the short summary unless it has a one-line crash
+    # message: the report must still appear once, the summary carrying its headline only.
+    for name in ("CI", "BUILD_NUMBER"):
+        monkeypatch.delenv(name, raising=False)
+    if on_ci:
+        monkeypatch.setenv("CI", "true")
     pytester.makepyfile(clamp_op=CLAMP_OP)
     result = pytester.runpytest_subprocess("-W", "ignore:Failed to initialize NumPy", "--gradlint",
                                            "--gradlint-no-cache", "clamp_op.py", timeout=300)
@@ -104,3 +112,4 @@ def test_a_failure_leads_with_its_cause_and_names_the_finding_on_it(pytester: py
         "    likely cause: clamp_op.py:6: GL032 custom op `pluginfixture::relu_inplace` writes to its input `x`*",
     ])
     assert result.stdout.str().count("modified by an inplace operation") == 1
+    result.stdout.fnmatch_lines(["FAILED clamp_op.py::relu_inplace - ✗ relu_inplace: opcheck schema: *"])

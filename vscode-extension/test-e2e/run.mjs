@@ -818,7 +818,8 @@ scenario(
 // 8. The client side of the server contract, against a stand-in server
 //    (test-e2e/fake-server/gradlint/__main__.py) that records what it receives: needs no real
 //    server, so it also guards the client while the server changes.
-const FAKE_KEYS = ['baselinedFindings', 'codeLens', 'diagnosticMode', 'ignore', 'interpreter', 'runMemoryLimitMb', 'runOnSave', 'runTimeout', 'select', 'severity'];
+const FAKE_KEYS = ['baselinedFindings', 'codeLens', 'diagnosticMode', 'ignore', 'interpreter', 'runCompile', 'runDtype',
+  'runMemoryLimitMb', 'runOnSave', 'runPrecisionFactor', 'runTimeout', 'select', 'severity'];
 scenario(
   'client-contract',
   [],
@@ -850,7 +851,10 @@ scenario(
     await vs.command('Notifications: Clear All Notifications');
     expect(JSON.stringify(Object.keys(init.settings).sort()) === JSON.stringify(FAKE_KEYS), 'initializationOptions.settings keys', init.settings);
     expect(init.settings.interpreter === path.join(dir, 'fake-python'), 'initializationOptions.settings.interpreter', init.settings);
-    expect(init.settings.runTimeout === 60 && init.settings.runMemoryLimitMb === 4096 && init.settings.select === null, 'defaults', init.settings);
+    // null: the server decides (the timeout from the run's checks; compile and dtype from the project's config)
+    expect(init.settings.runTimeout === null && init.settings.runMemoryLimitMb === 4096 && init.settings.select === null &&
+      init.settings.runCompile === null && init.settings.runDtype === null && init.settings.runPrecisionFactor === null,
+      'defaults', init.settings);
     expect(JSON.stringify(init.settings.severity) === '{"GL003":"warning"}', 'severity from the workspace settings', init.settings);
     const conf = records('configuration')[0];
     expect(Array.isArray(conf) && conf.length === 2 && conf.every((c) => FAKE_KEYS.every((k) => k in c)), 'workspace/configuration answer', conf);
