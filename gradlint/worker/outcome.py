@@ -101,7 +101,7 @@ class Reporter(object):
             if fn in _USER_PHASES:
                 phase = fn if fn != "vjp" else "backward"
             else:
-                phase = self._op_phase(frames) or phase
+                phase = self._op_phase(frames) or self._method_phase(frames) or phase
         elif not frames and phase == "check" and "Backward" in str(exc):
             phase = "backward"  # raised by the autograd engine about a Function's backward
         return {
@@ -110,6 +110,19 @@ class Reporter(object):
             "phase": phase,
             "traceback": frames,
         }
+
+    def _method_phase(self, frames):
+        """The Function's own method the innermost of ``frames`` that is one runs in: a helper
+        or closure backward calls raised inside backward."""
+        if self.fclass is None:
+            return None
+        for frame in reversed(frames):
+            name = frame["function"]
+            if name in _USER_PHASES:
+                loc = method_def(self.fclass, name)
+                if loc is not None and loc["file"] == frame["file"]:
+                    return "backward" if name == "vjp" else name
+        return None
 
     def _op_phase(self, frames):
         """A custom op's piece the innermost of ``frames`` that is one runs in: the op's own

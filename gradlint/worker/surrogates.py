@@ -66,9 +66,10 @@ _ESTIMATOR_WORDS = ("straight-through", "straight through", "straight_through", 
 
 def declares_estimator(fclass):
     """The code says the backward is an estimator on purpose: the class's name (``RoundSteFn``,
-    ``StraightThroughClamp``) or its docstrings ("straight-through", "surrogate gradient").
-    A clamp whose backward passes the gradient through is an STE only then; otherwise it is a
-    relu-like backward that forgot its mask."""
+    ``StraightThroughClamp``), its docstrings ("straight-through", "surrogate gradient"), or the
+    docstrings around its callers in its own module (``class ProgressiveSign: "... with STE"``
+    whose method calls ``ProgressiveSignFunction.apply``). A clamp whose backward passes the
+    gradient through is an STE only then; otherwise it is a relu-like backward that forgot its mask."""
     if fclass is None:
         return False
     if _ESTIMATOR_NAME.search(fclass.__name__):
@@ -76,8 +77,42 @@ def declares_estimator(fclass):
     docs = [inspect.getdoc(fclass) or ""]
     for name in ("forward", "backward"):
         docs.append(inspect.getdoc(getattr(fclass, name, None)) or "")
+    return _says_estimator(docs) or _says_estimator(_caller_docstrings(fclass))
+
+
+def _says_estimator(docs):
     text = " " + " ".join(docs).lower() + " "
     return any(word in text for word in _ESTIMATOR_WORDS)
+
+
+def _caller_docstrings(fclass):
+    """The docstrings of the functions and classes, in fclass's own module, whose code calls
+    ``<fclass name>.apply``: what the code that uses the Function says it is."""
+    try:
+        tree = ast.parse(inspect.getsource(inspect.getmodule(fclass)))
+    except Exception:
+        return []
+    name = fclass.__name__
+
+    def calls_apply(node):
+        return any(isinstance(n, ast.Attribute) and n.attr == "apply" and (
+            (isinstance(n.value, ast.Name) and n.value.id == name) or
+            (isinstance(n.value, ast.Attribute) and n.value.attr == name)) for n in ast.walk(node))
+
+    docs = []
+
+    def visit(node, enclosing):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef) and child.name == name:
+                continue  # the Function itself: its own docstrings are read by the caller
+            if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                scope = (*enclosing, child)
+                if not isinstance(child, ast.ClassDef) and calls_apply(child):
+                    docs.extend(ast.get_docstring(s) or "" for s in scope)
+                visit(child, scope)
+
+    visit(tree, ())
+    return docs
 
 
 def straight_through_inputs(fclass):

@@ -89,6 +89,16 @@ async def test_a_function_reached_only_through_nested_inputs_takes_them_from_the
     assert "(TestWrong.test_wrong_inverse)" in captured_from(r)
 
 
+async def test_a_backward_that_raises_on_the_tests_own_inputs_is_reported_not_skipped(client):
+    # no test gives inputs backward accepts; on the test's own inputs (the requires_grad it sets)
+    # backward raises: the Function's error, reported with where it was raised
+    r = await run(client, "BrokenMergeBands")
+    assert (r["status"], r["verdict"]) == ("error", "exception"), r["summary"]
+    assert r["summary"].startswith("✗ TypeError in backward: can't multiply sequence by non-int"), r["summary"]
+    assert r["location"]["function"] == "_per_input", r["location"]
+    assert "(TestBroken.test_broken_inverse_trains)" in captured_from(r)
+
+
 async def test_a_caller_elsewhere_in_the_project_counts_too(client):
     r = await run(client, "Rescale")  # only wrapped_app.py, next to the package, calls it
     assert r["status"] == "pass", r["summary"]

@@ -236,6 +236,18 @@ async def test_a_declared_straight_through_clamp_is_a_surrogate(client):
     assert check(r, "gradcheck")["details"]["surrogate"] == "straight_through"
 
 
+async def test_a_straight_through_clamp_its_callers_declare_is_a_surrogate(client):
+    # the Function's own docstrings are silent; the module using it says "with STE"
+    r = await run(client, "ProgressiveClamp")
+    assert (r["status"], r["verdict"]) == ("inconclusive", "surrogate_gradient"), r["summary"]
+    assert check(r, "gradcheck")["details"]["surrogate"] == "straight_through"
+
+
+async def test_the_same_clamp_nothing_declares_is_a_wrong_gradient(client):
+    r = await run(client, "ScaledClampNoMask")
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
+
+
 @pytest.mark.parametrize("qualname, kind, text", [
     ("SoftmaxOverRows", "wrong_dim", "a reduction over the wrong dim (backward couples elements along dim -2, "
                                      "forward along dim -1)"),

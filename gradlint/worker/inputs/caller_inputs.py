@@ -181,6 +181,28 @@ def refused(fn, inputs, params_of_target, seed):
     return trial if accepts(fn, trial, seed) is None else None
 
 
+def backward_raises_as_called(fn, inputs, seed):
+    """Does one backward pass raise on ``inputs`` with the requires_grad each had where it was
+    captured (not the all-floating-inputs-require-grad of a check)? Then the error is the
+    Function's own on the code's own inputs, not one the check's inputs caused. False when
+    nothing required grad there, or forward raises."""
+    trial = []
+    for a in inputs:
+        original = getattr(a, ORIGINAL, None) if is_tensor(a) else None
+        if is_tensor(a) and original is not None and is_tensor(original) and a.is_floating_point():
+            trial.append(mark(a.detach().clone().requires_grad_(bool(original.requires_grad)), original))
+        else:
+            trial.append(a)
+    if not any(is_tensor(a) and a.requires_grad for a in trial):
+        return False
+    try:
+        torch.manual_seed(seed)
+        out = linked(fn, trial)(*fresh_containers(trial))
+    except Exception:  # noqa: BLE001 - the target on the caller's arguments
+        return False
+    return finite(out) and backward_error(trial, out) is not None
+
+
 def accepts(fn, inputs, seed):
     """None when the target's forward returns finite values on ``inputs`` and one backward
     pass works; else why not."""

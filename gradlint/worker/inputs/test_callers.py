@@ -21,7 +21,8 @@ import time
 import torch
 
 from . import fixtures
-from .caller_inputs import SKIP_DIRS, Borrowed, Reached, accepts, as_inputs, is_test_file, refused, stand_in
+from .caller_inputs import (SKIP_DIRS, Borrowed, Reached, accepts, as_inputs, backward_raises_as_called, is_test_file,
+                            refused, stand_in)
 
 MAX_TEST_FILES = 8
 MAX_FILES_SCANNED = 4000
@@ -300,9 +301,10 @@ def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=No
     """A ``Borrowed`` from the first test that calls the target with inputs its forward and
     backward accept, or None."""
     seed = int(opts["seed"])
+    raising = []  # (call, where): a test whose inputs make backward raise, as the test itself calls it
     for path, text in test_files(root, names):
         if time.monotonic() > deadline:
-            return None
+            break
         rel = os.path.relpath(path, root).replace(os.sep, "/")
         try:
             tree = ast.parse(text)
@@ -327,7 +329,7 @@ def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=No
             cases = _with_fixtures(_cases(module, node, probe) if needs else [{}], needs, module, path, root)
             for kwargs in cases:
                 if time.monotonic() > deadline:
-                    return None
+                    break
                 where = "%s:%d (%s%s)" % (rel, node.lineno, owner + "." if owner else "", node.name)
                 call = _TestCall(fclass, module, owner, node, dict((k, kwargs[k]) for k in needs), where)
                 try:
@@ -336,13 +338,27 @@ def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=No
                 except Exception:  # noqa: BLE001 - the user's test
                     continue
                 if inputs is not None and accepts(fn, inputs, seed) is not None:
-                    inputs = refused(fn, inputs, params_of_target, seed)
+                    kept = refused(fn, inputs, params_of_target, seed)
+                    if kept is None and not raising and backward_raises_as_called(fn, inputs, seed):
+                        raising.append((call, where))
+                    inputs = kept
                 if inputs is None:
                     continue
-                shown = ", ".join("%s=%r" % kv for kv in sorted(call.kwargs.items()))[:80]
-                return Borrowed(_test_draw(call, params_of_target, fn), where + (" [%s]" % shown if shown else ""),
-                                {"test": where})
+                return _borrowed(call, where, params_of_target, fn)
+    if raising:
+        # no test gave inputs backward accepts, and on this test's own inputs (with the
+        # requires_grad it sets itself) backward raises: the Function's error, not our inputs'
+        call, where = raising[0]
+        return _borrowed(call, where, params_of_target, fn, backward_raises=True)
     return None
+
+
+def _borrowed(call, where, params_of_target, fn, backward_raises=False):
+    shown = ", ".join("%s=%r" % kv for kv in sorted(call.kwargs.items()))[:80]
+    info = {"test": where}
+    if backward_raises:
+        info["backward_raises"] = True
+    return Borrowed(_test_draw(call, params_of_target, fn), where + (" [%s]" % shown if shown else ""), info)
 
 
 def _test_draw(call, params_of_target, fn=None):
