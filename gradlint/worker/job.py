@@ -105,7 +105,11 @@ class Job(object):
     def run(self):
         t0 = time.perf_counter()
         try:
-            self._run()
+            # sparse tensors are checked where they are built: one a backward builds from
+            # values of the wrong size (a reduction over the wrong dim) then raises there,
+            # instead of crashing torch's engine later (SIGSEGV, with no line to point at)
+            with torch.sparse.check_sparse_tensor_invariants():
+                self._run()
         except Outcome as oc:
             apply_outcome(self.result, oc)
         finally:

@@ -2,7 +2,7 @@
 run for real in the worker with no declarations."""
 import pytest
 
-from _runner_util import assert_valid, check, fn_class
+from _runner_util import assert_valid, check, fixture, fn_class
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -11,6 +11,10 @@ FILE = "honesty.py"
 
 async def run(client, qualname):
     return assert_valid(await client.run(fn_class(FILE, qualname), timeout=240))
+
+
+def marker_class_line(name):
+    return next(n for n, text in enumerate(open(fixture(FILE)), 1) if text.startswith("class %s(" % name))
 
 
 def names(result, prefix="gradcheck"):
@@ -109,6 +113,17 @@ async def test_a_sparse_csr_input_is_made_and_checked_through_its_values(client)
     a = r["inputs"][0]
     assert a["layout"] == "sparse_csr" and len(a["shape"]) == 2 and a["checked"].endswith("stored values")
     assert any("checked through its stored (non-zero) values" in n for n in r["notes"])
+
+
+async def test_a_sparse_gradient_built_from_values_of_the_wrong_count_raises_where_it_is_built(client):
+    # sparse tensors are checked where they are built (torch.sparse.check_sparse_tensor_invariants):
+    # unchecked, a gradient like this one can crash torch's engine later with SIGSEGV and no line
+    r = await run(client, "SparseRowsWrongDim")
+    assert (r["status"], r["verdict"]) == ("error", "exception"), r["summary"]
+    assert r["summary"].startswith("✗ RuntimeError in backward: "), r["summary"]
+    line = next(n for n, text in enumerate(open(fixture("honesty.py")), 1)
+                if "grad_A = torch.sparse_csr_tensor" in text and n > marker_class_line("SparseRowsWrongDim"))
+    assert (r["location"]["function"], r["location"]["line"]) == ("backward", line), r["location"]
 
 
 async def test_a_tests_fixtures_from_its_conftest_give_the_inputs(client):
