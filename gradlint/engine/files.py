@@ -306,7 +306,8 @@ def lint_text(text: str, path: Path | None, display: str, options: LintOptions, 
             report.findings = lint_source(text, display, options, cache, compiles=compiles).findings
             if count_fixes and fixes_apply(report.findings) and \
                     any(allowed(f.fix, unsafe) for f in report.findings):
-                report.fixable = fix_source(text, display, options, unsafe=unsafe, cache=cache).fixed
+                report.fixable = fix_source(text, display, options, unsafe=unsafe, cache=cache,
+                                            findings=report.findings).fixed
     except Exception as error:  # a bug in gradlint: report it, and go on with other files
         report.internal_error = f"{type(error).__name__}: {error}"
         report.fixed = None

@@ -75,19 +75,22 @@ class FixOutcome:
 
 
 def fix_source(text: str, path: str, options: LintOptions, unsafe: bool = False,
-               cache: LintCache | None = None) -> FixOutcome:
+               cache: LintCache | None = None, findings: list[Finding] | None = None) -> FixOutcome:
     """Apply fixes until none applies (fixes can unlock others), at most MAX_PASSES times.
-    Only fixes that pass ``verified`` are applied."""
+    Only fixes that pass ``verified`` are applied. ``findings``: the lint of ``text`` with
+    ``options``, when the caller has it (counting what ``--fix`` would apply after a check)."""
     from .linter import LintCache, lint_source
 
     cache = cache or LintCache()
     fixed = 0
-    findings = lint_source(text, path, options, cache).findings
+    if findings is None:
+        findings = lint_source(text, path, options, cache).findings
     for _ in range(MAX_PASSES):
         if not fixes_apply(findings):
             break  # never edit a file that does not parse
         candidates = [f for f in findings if f.fix is not None and allowed(f.fix, unsafe)]
-        if verified_together(text, candidates, findings, path, options, cache):
+        together = lint_of_fixed_together(text, candidates, findings, path, options, cache)
+        if together is not None:
             fixes = [f.fix for f in candidates]
         else:  # one at a time: which of them is bad
             fixes = [f.fix for f in candidates if verified(text, f, findings, path, options, cache)]
@@ -98,8 +101,16 @@ def fix_source(text: str, path: str, options: LintOptions, unsafe: bool = False,
             break
         text = new_text
         fixed += count
-        findings = lint_source(text, path, options, cache).findings
+        # the verification linted this very text already
+        findings = together.findings if together is not None and together.text == text \
+            else lint_source(text, path, options, cache).findings
     return FixOutcome(text, fixed, findings)
+
+
+@dataclass(frozen=True)
+class FixedLint:
+    text: str  # the text with the fixes applied
+    findings: list[Finding]  # its lint
 
 
 def verified_together(text: str, chosen: list[Finding], findings: list[Finding], path: str,
@@ -109,19 +120,27 @@ def verified_together(text: str, chosen: list[Finding], findings: list[Finding],
     lint of the fixed text instead of one per fix: checking each fix alone costs a lint of the
     whole file per finding, the square of the file's size on a file with a finding per block.
     False (then each fix is checked alone) when two fixes overlap or the result is not good."""
+    return lint_of_fixed_together(text, chosen, findings, path, options, cache) is not None
+
+
+def lint_of_fixed_together(text: str, chosen: list[Finding], findings: list[Finding], path: str,
+                           options: LintOptions, cache: LintCache) -> FixedLint | None:
+    """``verified_together``, with the lint of the fixed text when the fixes are good (the next
+    pass of ``fix_source`` starts from it), else None."""
     from .linter import lint_source
 
     if len(chosen) < 2:
-        return False
+        return None
     new_text, count = apply_fixes(text, [f.fix for f in chosen])  # type: ignore[misc]
     if count != len(chosen) or new_text == text:
-        return False
+        return None
     if not _compiles_without_new_keywords(text, new_text, path):
-        return False
+        return None
     before = Counter((f.code, f.message) for f in findings)
     before.subtract(Counter((f.code, f.message) for f in chosen))
-    after = Counter((f.code, f.message) for f in lint_source(new_text, path, options, cache).findings)
-    return not (after - before)
+    fixed_findings = lint_source(new_text, path, options, cache).findings
+    after = Counter((f.code, f.message) for f in fixed_findings)
+    return None if after - before else FixedLint(new_text, fixed_findings)
 
 
 def _compiles_without_new_keywords(text: str, new_text: str, path: str) -> bool:
