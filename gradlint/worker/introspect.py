@@ -21,6 +21,26 @@ def method_def(cls, name):
     return None
 
 
+def runs_in_method(cls, name, path, line):
+    """Is ``path:line`` a line of ``cls``'s own method ``name`` (not of a same-named method of
+    another class in the file, nor of a function nested in it)?"""
+    for klass in getattr(cls, "__mro__", ()):
+        if name in vars(klass):
+            if klass.__module__.startswith("torch."):
+                return False
+            f = vars(klass)[name]
+            f = getattr(f, "__func__", f)
+            try:
+                f = inspect.unwrap(f)
+            except Exception:
+                pass
+            code = getattr(f, "__code__", None)
+            if code is None or code.co_filename != path:
+                return False
+            return any(ln == line for _start, _end, ln in code.co_lines())
+    return False
+
+
 def def_of(func):
     try:
         f = inspect.unwrap(func)

@@ -12,7 +12,7 @@ import traceback
 
 from .text import exc_text, exc_type, first_line, nbytes
 from .userframes import is_user_file
-from .introspect import method_def, param_names
+from .introspect import method_def, param_names, runs_in_method
 
 
 class Outcome(Exception):
@@ -98,10 +98,13 @@ class Reporter(object):
         frames = self.user_frames(exc)
         if frames and phase in ("forward", "backward", "check", "gradcheck", "inputs"):
             fn = frames[-1]["function"]
-            if fn in _USER_PHASES:
+            own = self._own_phase(frames)
+            if own is not None:
+                phase = own
+            elif fn in _USER_PHASES:
                 phase = fn if fn != "vjp" else "backward"
             else:
-                phase = self._op_phase(frames) or self._method_phase(frames) or phase
+                phase = self._op_phase(frames) or phase
         elif not frames and phase == "check" and "Backward" in str(exc):
             phase = "backward"  # raised by the autograd engine about a Function's backward
         return {
@@ -111,17 +114,17 @@ class Reporter(object):
             "traceback": frames,
         }
 
-    def _method_phase(self, frames):
-        """The Function's own method the innermost of ``frames`` that is one runs in: a helper
-        or closure backward calls raised inside backward."""
+    def _own_phase(self, frames):
+        """The Function's own method the check called, when the frames hold one: the outermost of
+        its methods on the stack. A helper or closure backward calls raised inside backward, and
+        so did the Function's forward when backward calls it again (an adjoint solve): the
+        forward check passed on its own."""
         if self.fclass is None:
             return None
-        for frame in reversed(frames):
+        for frame in frames:
             name = frame["function"]
-            if name in _USER_PHASES:
-                loc = method_def(self.fclass, name)
-                if loc is not None and loc["file"] == frame["file"]:
-                    return "backward" if name == "vjp" else name
+            if name in _USER_PHASES and runs_in_method(self.fclass, name, frame["file"], frame["line"]):
+                return "backward" if name == "vjp" else name
         return None
 
     def _op_phase(self, frames):

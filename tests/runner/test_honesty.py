@@ -310,3 +310,11 @@ async def test_a_forward_that_raises_on_any_inputs_is_still_a_failure(client):
     r = await run(client, "MisspeltForward")
     assert (r["status"], r["verdict"]) == ("error", "exception"), r["summary"]
     assert r["summary"].startswith("✗ NameError in forward"), r["summary"]
+
+
+async def test_an_error_in_code_backward_calls_is_named_for_backward(client):
+    # the innermost frame is a Module's `forward`; the Function's own method on the stack is backward
+    r = await run(client, "BackwardRunsAModule")
+    assert (r["status"], r["verdict"]) == ("error", "exception"), r["summary"]
+    assert r["summary"].startswith("✗ TypeError in backward: "), r["summary"]
+    assert r["location"]["function"] == "forward", r["location"]  # where it was raised: the Module's
