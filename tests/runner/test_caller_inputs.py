@@ -99,6 +99,15 @@ async def test_a_backward_that_raises_on_the_tests_own_inputs_is_reported_not_sk
     assert "(TestBroken.test_broken_inverse_trains)" in captured_from(r)
 
 
+async def test_a_test_case_whose_inputs_make_backward_raise_is_not_skipped_for_one_that_passes(client):
+    # the first parametrize case (mode "scaled") makes backward raise, the second passes: taking
+    # the second would prove only the branch that works
+    r = await run(client, "ModeMerge")
+    assert (r["status"], r["verdict"]) == ("error", "exception"), r["summary"]
+    assert r["summary"].startswith("✗ TypeError in backward: "), r["summary"]
+    assert "(test_every_mode_merges) [mode='scaled']" in captured_from(r)
+
+
 async def test_a_caller_elsewhere_in_the_project_counts_too(client):
     r = await run(client, "Rescale")  # only wrapped_app.py, next to the package, calls it
     assert r["status"] == "pass", r["summary"]
