@@ -82,7 +82,7 @@ CODES: tuple[RuleCode, ...] = (
     RuleCode("GL044", "register-autograd-non-functional-op",             "custom_ops",      ERROR,   None),
     RuleCode("GL045", "same-tensor-twice-to-apply",                      "compile",         WARNING, "unsafe"),
     RuleCode("GL046", "mark-dirty-result-discarded",                     "compile",         WARNING, "safe"),
-    RuleCode("GL047", "function-wraps-custom-op",                        "compile",         WARNING, None),
+    RuleCode("GL047", "function-wraps-custom-op",                        "compile",         HINT,    None),
 )
 
 BY_CODE: dict[str, RuleCode] = {entry.code: entry for entry in CODES}

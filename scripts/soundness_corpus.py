@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Real-code sets of issue 24: published packages this project had not used before.
 
-Two pinned splits, fetched from PyPI (the sdist, which usually ships the tests; the wheel
+Three pinned splits, fetched from PyPI (the sdist, which usually ships the tests; the wheel
 when there is none) into ``--cache-dir`` and only read:
 
 - ``tune``: the rules were tuned on these;
-- ``held-out``: measured once, at the end, never looked at while tuning.
+- ``held-out``: measured once, at the end, never looked at while tuning;
+- ``held-out-2``: a second held-out set (2026-12-06), once both above were spent: releases
+  named nowhere in ``scripts/*.py`` or ``benchmarks/*.md`` when chosen, measured once.
 
 Subcommands::
 
@@ -68,8 +70,22 @@ PACKAGES: list[tuple[str, str, str, str]] = [
     ("hqq", "0.2.8.post1", "held-out", "3 F, 2 custom ops"),
     ("pytorch-tabnet", "4.1.0", "held-out", "4 F (sparsemax/entmax copies)"),
     ("diffsptk", "4.0.1", "held-out", "3 F"),
+    ("philtorch", "0.7.0", "held-out-2", "5 F, 13 custom ops (8 custom_op, 5 C++), 19 gc, 35 test files"),
+    ("jitfields", "0.1.0", "held-out-2", "15 F, 5 gc, 15 test files"),
+    ("natten", "0.21.7", "held-out-2", "10 F, 16 custom ops (custom_op under an alias)"),
+    ("pyepo", "2.2.7", "held-out-2", "8 F (perturbed/SPO+ optimisation layers), 20 test files"),
+    ("mlstm-kernels", "2.0.6", "held-out-2", "18 F (Triton/torch mLSTM kernels)"),
+    ("megablocks", "0.10.0", "held-out-2", "18 F (grouped GEMM, MoE permutes)"),
+    ("pysiglib", "4.0.0", "held-out-2", "20 F (signature kernels) (wheel)"),
+    ("rockpool", "3.1.0", "held-out-2", "9 F (spiking surrogates)"),
+    ("mri-nufft", "1.5.1", "held-out-2", "2 F (NUFFT autodiff), 25 test files"),
+    ("qtorch", "0.3.0", "held-out-2", "3 F (low-precision quantisers), 6 test files"),
+    ("torch-householder", "1.0.1", "held-out-2", "2 F, 5 test files"),
+    ("torch-points-kernels", "0.7.0", "held-out-2", "4 F (point-cloud kernels)"),
+    ("torchdeq", "0.1.0", "held-out-2", "2 F (implicit layers)"),
+    ("torchgpipe", "0.0.7", "held-out-2", "10 F (pipeline copies, checkpoint) (wheel)"),
 ]
-SPLITS = ("tune", "held-out", "all")
+SPLITS = ("tune", "held-out", "held-out-2", "all")
 SEVERITIES = ("error", "warning", "info", "hint")
 
 

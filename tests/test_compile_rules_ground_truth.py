@@ -63,7 +63,8 @@ def test_gl045_same_tensor_twice_breaks_the_graph_and_a_copy_compiles():
 # callable. Every example that imports torch has an entry.
 CALLS = {
     "GL045": {("VALID", 0): "square", ("VALID", 1): "f", ("VALID", 2): "lambda x: square(x)", ("VALID", 4): "f",
-              ("VALID", 5): "f", ("INVALID", 0): "square", ("INVALID", 1): "Block()",
+              ("VALID", 5): "f", ("VALID", 6): "gram", ("VALID", 7): None, ("VALID", 8): "square_sum",
+              ("INVALID", 0): "square", ("INVALID", 1): "Block()",
               ("INVALID", 2): "square", ("INVALID", 3): "f"},
     "GL046": {("VALID", 0): "f", ("VALID", 1): "f", ("VALID", 2): "f", ("VALID", 3): "f",
               ("INVALID", 0): "f", ("INVALID", 1): "f", ("INVALID", 2): "f"},
@@ -72,11 +73,15 @@ CALLS = {
 # there (fullgraph=True raises), and it runs eagerly. (torch.compile applied to the disabled
 # function itself compiles the function it wraps: measured, torch 2.13.)
 DISABLED = {("GL045", "VALID", 2)}
+# Functions whose code breaks the graph anyway (ctypes with data_ptr(), .item()): the duplicate
+# changes nothing; fullgraph=True fails with a copy too, and without it the call runs eagerly
+BREAKS_ANYWAY = {("GL045", "VALID", 6), ("GL045", "VALID", 8)}
+# None in CALLS: the example cannot run here (it imports a module of its project's own)
 
 
 def _examples(code):
     for example in all_examples(RULES_BY_CODE[code]):
-        if "import torch" in example.code:
+        if "import torch" in example.code and CALLS[code].get((example.kind, example.index), "") is not None:
             yield pytest.param(example, id=example.id)
 
 
@@ -93,6 +98,15 @@ def test_gl045_examples_compile_as_the_rule_says(example):
         with pytest.raises(torch._dynamo.exc.Unsupported, match="disable"):
             _grad(fn, X, compiled=True)
         assert torch.allclose(_grad(fn, X, compiled=True, fullgraph=False), eager)
+        return
+    if (example.rule.code, example.kind, example.index) in BREAKS_ANYWAY:
+        copied = _entry("GL045", example, example.code.replace(".apply(x, x)", ".apply(x, x.clone())"))
+        assert copied is not fn
+        for f in (fn, copied):  # the copy the rule would suggest compiles no better (with .item(),
+            # torch 2.13 raises InternalTorchDynamoError: PendingUnbackedSymbolNotFound)
+            with pytest.raises((torch._dynamo.exc.Unsupported, torch._dynamo.exc.InternalTorchDynamoError)):
+                _grad(f, X, compiled=True)
+            assert torch.allclose(_grad(f, X, compiled=True, fullgraph=False), eager)
         return
     if example.kind == "VALID":  # compiles with fullgraph=True, same gradient
         assert torch.allclose(_grad(fn, X, compiled=True), eager)
@@ -204,3 +218,29 @@ def test_gl047_the_op_with_register_autograd_compiles_with_fullgraph():
     (g,) = torch.autograd.grad(ns["f"](x), x)  # f is @torch.compile(fullgraph=True)
     torch._dynamo.reset()
     assert torch.allclose(g, X.cos())
+
+
+def test_gl047_the_registered_op_loses_eager_torch_func_and_compiled_func_grad_fails_both_ways():
+    """The table in GL047's docs: the op with register_autograd, called directly, fails eager
+    torch.func.grad (the wrapper passes it) and torch.compile(torch.func.grad(...)) (as the
+    wrapper does): the registration is advice, hence a hint."""
+    ns = _module(_OP + textwrap.dedent("""
+        def _setup(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+        def _backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x.cos()
+        _sin.register_autograd(_backward, setup_context=_setup)
+        def f(x):
+            return _sin(x)
+        """))
+    f = ns["f"]
+    assert torch.allclose(_grad(f, X), X.cos())  # eager autograd
+    assert torch.allclose(_grad(f, X, compiled=True), X.cos())  # compiled autograd, fullgraph
+    with pytest.raises(RuntimeError, match="setup_context"):
+        torch.func.grad(lambda t: f(t).sum())(X)
+    torch._dynamo.reset()
+    compiled = torch.compile(torch.func.grad(lambda t: f(t).sum()), backend="aot_eager")
+    with pytest.raises(torch._dynamo.exc.TorchRuntimeError):
+        compiled(X)
+    torch._dynamo.reset()

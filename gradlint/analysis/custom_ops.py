@@ -25,6 +25,7 @@ from typing import Iterable, Iterator, Sequence
 import libcst as cst
 
 from .arguments import has_unknown_double_star, literal_mapping
+from .gradcheck_calls import StatementExpressions
 from .names import BindingKind, dotted_name
 from .op_types import SchemaArgument, Verdict, parameter_verdict, parse_schema, return_verdict
 from .scopes import ModuleContext, Scope, Site, find_site, function_scope, walk_statements
@@ -230,6 +231,26 @@ def custom_ops(context: ModuleContext) -> list[CustomOp]:
         only = context.models.get("torch_library_statements")
         context.models["custom_ops"] = _Finder(context, only).run()  # type: ignore[arg-type]
     return context.models["custom_ops"]  # type: ignore[return-value]
+
+
+def ops_given_a_gradient(context: ModuleContext) -> frozenset[str]:
+    """Names ("ns::name") of the ops this module gives a gradient: a backward registration of
+    an op it defines, or ``torch.library.register_autograd("ns::name", ...)`` of an op defined
+    elsewhere (in C++, another module). Memoized on the context."""
+    if "ops_given_a_gradient" not in context.models:
+        names = {op.name for op in custom_ops(context)
+                 if op.name and any(r.kind == "backward" for r in op.registrations)}
+        only = context.models.get("torch_library_statements")
+        positions = sorted(only) if only is not None else None  # type: ignore[arg-type]
+        for stmt, site in walk_statements(context.statements, context.scope, indexes=positions):
+            for call in StatementExpressions.of(stmt, cst.Call):
+                arguments = [a for a in call.args if a.keyword is None and not a.star]
+                if arguments and context.qualified(call.func, site.scope) in REGISTER_AUTOGRAD:
+                    name = _op_name(_string_value(arguments[0].value))
+                    if name and "::" in name:
+                        names.add(name)
+        context.models["ops_given_a_gradient"] = frozenset(names)
+    return context.models["ops_given_a_gradient"]  # type: ignore[return-value]
 
 
 def limit_search(context: ModuleContext, positions: Iterable[int]) -> None:

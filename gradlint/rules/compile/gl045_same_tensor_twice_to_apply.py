@@ -11,6 +11,7 @@ from ...analysis.block import BlockAnalysis
 from ...analysis.gradcheck_calls import calls_in_statement
 from ...analysis.names import BindingKind
 from ...analysis.scopes import Scope, Site, walk_statements
+from ...analysis.traceable import stays_in_graph
 from ...findings import Applicability, Severity
 from ..base import APPLIES_A_FUNCTION, FixProposal, Invalid, Replacement, Report, Rule, Valid
 
@@ -39,6 +40,18 @@ class SameTensorTwiceToApply(Rule):
     a name passed only where backward returns None (often a number or a flag: Dynamo
     minds only tensors), one bound to a number or string, `None`/`True`/`False`, and
     calls in a function decorated with `torch.compiler.disable` are left alone.
+
+    So is a Function whose code the graph leaves anyway, or may leave as far as the code
+    shows: Dynamo traces `forward`, `setup_context` and `backward` as a whole, and one graph
+    break there (a call into C through `ctypes` with `x.data_ptr()`, `x.numpy()`,
+    `x.item()`, a helper or library gradlint does not follow) runs the whole `apply`
+    eagerly, duplicate or not; the copy would then only cost memory. Measured with torch
+    2.13: `K.apply(x, x.clone())` with a forward that copies through `ctypes.memmove`
+    fails `fullgraph=True` just like `K.apply(x, x)` ("Unsupported method call"), one
+    that calls `.item()` raises `InternalTorchDynamoError` (`PendingUnbackedSymbolNotFound`),
+    and without `fullgraph` both run eagerly with the right gradient. The rule
+    speaks only when every call in those methods is a torch or `math` function, a builtin,
+    or a method of a value the method holds (`analysis/traceable.py`).
 
     ## Example
     ```python
@@ -140,6 +153,8 @@ class SameTensorTwiceToApply(Rule):
                 function = index.applied_function(call, site.scope)
                 if function is None or _not_compiled(site, block):
                     continue
+                if not stays_in_graph(function, context):
+                    continue  # the graph breaks in the Function anyway (or the code does not show it does not)
                 if not block.holds(function.site):
                     block.reads_other_blocks = True
                 report = _repeated(call, function, site)

@@ -10,6 +10,7 @@ from ...analysis import traverse
 from ...analysis.block import BlockAnalysis
 from ...analysis.func_transforms import TRANSFORMS, TransformedApply, class_body_start
 from ...analysis.scopes import Site, real_site
+from ...analysis.traceable import BUILTINS  # calls that keep a Function's methods vmap-compatible
 from ..base import Replacement
 
 TRANSFORM_NAMES = frozenset(TRANSFORMS)
@@ -52,10 +53,6 @@ def add_class_attribute(use: TransformedApply, block: BlockAnalysis, text: str) 
     return Replacement(body.header, f"{header}{indent}{text}\n", use.function.site)
 
 
-# calls that keep a Function's methods vmap-compatible when generate_vmap_rule = True
-_BUILTINS = frozenset({"len", "range", "tuple", "list", "isinstance", "zip", "enumerate", "min",
-                       "max", "abs", "float", "int", "bool", "any", "all", "sum", "getattr",
-                       "hasattr", "super", "dict", "set", "type", "print"})
 _NOT_BATCHABLE = frozenset({"item", "tolist", "numpy", "data_ptr", "__array__"})
 
 
@@ -108,6 +105,6 @@ class _Batchable(cst.CSTVisitor):
             qualified = self.context.qualified(func, self.scope)
             if qualified is not None and qualified.startswith("torch."):
                 return
-            if func.value in _BUILTINS and self.scope.binding_scope(func.value) is None:
+            if func.value in BUILTINS and self.scope.binding_scope(func.value) is None:
                 return
         self.ok = False
