@@ -141,7 +141,173 @@ TUNE: dict[str, list[dict]] = {
     }],
 }
 
+# -- heldout2 -----------------------------------------------------------------------------------------
+# Every Function is called through its own module's globals (Class.apply, or a wrapper defined in the same
+# module), so that a mutant written as a sibling module is the one that runs.
+
+_PQ_GPSR_CIRCUIT = ("pyq.QuantumCircuit(3, [pyq.Y(1), pyq.RX(0, 'theta0'), pyq.PHASE(0, 'theta1'), "
+                    "pyq.CSWAP(0, (1, 2)), pyq.CRX(1, 2, 'theta2'), pyq.X(1), pyq.Z(0), pyq.Y(0), pyq.H(0), pyq.T(1), "
+                    "pyq.S(1), pyq.SDagger(0), pyq.CPHASE(1, 2, 'theta3'), pyq.CNOT(0, 1), pyq.Toffoli((0, 1), 2)])")
+_PQ_OBSERVABLE = "pyq.Observable(pyq.Add([pyq.Z(0), pyq.X(1), pyq.Y(2), pyq.X(0)]))"
+_PQ_NAMES = "['theta0', 'theta1', 'theta2', 'theta3']"
+_F64 = "torch.set_default_dtype(torch.float64)"
+
+HELDOUT2: dict[str, list[dict]] = {
+    # zuko 1.6.0 (zuko/utils.py): implicit differentiation, quadrature, ODE adjoint
+    "zuko/utils.py::Bisection": [{
+        "inputs": "((1.98 * torch.rand(5, dtype=%s) - 0.99), torch.tensor(1.3, dtype=%s))" % (D, D),
+        "fn": "lambda y, alpha: bisection(lambda x: torch.cos(alpha * x), y, torch.pi / 1.3, 0.0, n=60, phi=(alpha,))",
+        "why": "zuko's test_bisection: f = cos(alpha x), y in (-0.99, 0.99), bounds pi/alpha and 0, phi=(alpha,); "
+               "n=60 iterations instead of the test's 24, so that the root is resolved to float64 precision (with "
+               "n=24 the forward is a staircase of step 2^-24, finer than nothing gradcheck's 1e-6 step can see)",
+    }],
+    "zuko/utils.py::GaussLegendre": [{
+        "inputs": "(torch.randn(4, dtype=%s), torch.randn(4, dtype=%s), torch.tensor(1.0, dtype=%s))" % (D, D, D),
+        "fn": "lambda a, b, alpha: gauss_legendre(lambda x: alpha * x ** 5 - x ** 2, a, b, n=3, phi=(alpha,))",
+        "why": "zuko's test_gauss_legendre: a degree-5 polynomial, integrated exactly by 3 nodes (backward returns "
+               "the derivative of the exact integral: -f(a), f(b))",
+    }],
+    "zuko/utils.py::AdaptiveCheckpointAdjoint": [{
+        "inputs": "(torch.randn(4, dtype=%s), torch.tensor(0.2, dtype=%s), torch.tensor(1.5, dtype=%s), "
+                  "torch.tensor(1.3, dtype=%s))" % (D, D, D, D),
+        "fn": "lambda x0, t0, t1, alpha: odeint(lambda t, x: -alpha * x + torch.sin(t), x0, t0, t1, phi=(alpha,), "
+              "atol=1e-9, rtol=1e-9)",
+        "expect": "fail",
+        "why": "a real bug: the gradient for the initial time t0 has the wrong sign. backward returns "
+               "grad_t0 = sum(f(t0, x0) * a(t0)), but x(t1) moves by -Phi f(t0, x0) when t0 grows, so it must be "
+               "-sum(f(t0, x0) * a(t0)) (gradcheck: numerical = -analytical exactly, for any tolerance; zuko's "
+               "test_odeint never asks for t0's gradient). Inputs from odeint's docstring and test_odeint: "
+               "f(t, x) with params phi, scalar t0 and t1 (all differentiable per the docstring), tight tolerances",
+    }, {
+        "inputs": "(torch.randn(4, dtype=%s), torch.tensor(1.5, dtype=%s), torch.tensor(1.3, dtype=%s))" % (D, D, D),
+        "fn": "lambda x0, t1, alpha: odeint(lambda t, x: -alpha * x + torch.sin(t), x0, 0.2, t1, phi=(alpha,), "
+              "atol=1e-9, rtol=1e-9)",
+        "why": "the same without t0: x0, t1 and phi's gradients are right (informative, the label comes from #0)",
+    }],
+    # mambapy 1.2.0: Blelloch parallel scan H[t] = A[t] H[t-1] + X[t]
+    "mambapy/pscan.py::PScan": [{
+        "inputs": "(0.5 + 0.4 * torch.rand(2, 8, 3, 2, dtype=%s), torch.randn(2, 8, 3, 2, dtype=%s))" % (D, D),
+        "why": "PScan.forward's docstring: A_in, X_in (B, L, D, N); mamba.py calls pscan(deltaA, BX) with "
+               "deltaA = exp(delta A) in (0, 1); L a power of two",
+    }, {
+        "inputs": "(0.5 + 0.4 * torch.rand(2, 6, 3, 2, dtype=%s), torch.randn(2, 6, 3, 2, dtype=%s))" % (D, D),
+        "why": "L = 6, not a power of two: the padded path of forward and backward",
+    }],
+    # memory-efficient-attention-pytorch 0.1.6: tiled (flash) attention in plain PyTorch, reversible blocks.
+    # Its accumulators are made in the default dtype (torch.full(..., -finfo(q.dtype).max) overflows float32
+    # for float64 q), so the checks run with float64 as the default dtype.
+    "memory_efficient_attention_pytorch/flash_attention.py::FlashAttentionFunction": [{
+        "inputs": "(torch.randn(1, 2, 6, 4, dtype=%s), torch.randn(1, 2, 6, 4, dtype=%s), "
+                  "torch.randn(1, 2, 6, 4, dtype=%s))" % (D, D, D),
+        "fn": "(%s, lambda q, k, v: FlashAttentionFunction.apply(q, k, v, None, True, 4, 4))[1]" % _F64,
+        "why": "FlashAttention.forward: q, k, v (b, h, n, d), causal, bucket sizes smaller than n (two tiles "
+               "each way)",
+    }, {
+        "inputs": "(torch.randn(1, 2, 6, 4, dtype=%s), torch.randn(1, 2, 9, 4, dtype=%s), "
+                  "torch.randn(1, 2, 9, 4, dtype=%s))" % (D, D, D),
+        "fn": "(%s, lambda q, k, v: FlashAttentionFunction.apply(q, k, v, torch.tensor([[True] * 7 + [False] * 2]), "
+              "False, 4, 3))[1]" % _F64,
+        "why": "cross-attention (context longer than x, FlashAttention's `context`) with a key padding mask (b, n), "
+               "unequal buckets. Not checked: causal with more keys than queries, where this code masks keys "
+               "j > i - (n_k - n_q), so the first rows attend to nothing (softmax over an empty set)",
+    }],
+    "memory_efficient_attention_pytorch/cosine_sim_flash_attention.py::FlashAttentionFunction": [{
+        "inputs": "(l2norm(torch.randn(1, 2, 6, 4, dtype=%s)), l2norm(torch.randn(1, 2, 6, 4, dtype=%s)), "
+                  "torch.randn(1, 2, 6, 4, dtype=%s))" % (D, D, D),
+        "fn": "(%s, lambda q, k, v: FlashAttentionFunction.apply(q, k, v, None, 16, False, 4, 4))[1]" % _F64,
+        "expect": "fail",
+        "why": "a real bug: forward clamps each key tile's row sum at EPSILON = 1e-6 (`block_row_sums.clamp(min="
+               "EPSILON)`); with cosine-sim logits scale*(cos - 1) a tile whose keys are all far from the query sums "
+               "below 1e-6, so the normaliser is wrong (the output is off the softmax by up to ~0.4 here) and "
+               "backward, which differentiates the unclamped softmax, disagrees with it (with EPSILON = 1e-300 "
+               "the same check passes). Inputs from the module FlashAttention: l2norm'd q and k, its default "
+               "scale 16, bucket sizes below n",
+    }],
+    "memory_efficient_attention_pytorch/reversible.py::_ReversibleFunction": [{
+        "inputs": "(torch.randn(2, 5, 6, dtype=%s),)" % D,
+        "fn": "(lambda blocks: lambda x: _ReversibleFunction.apply(x, blocks, [{'f_args': {}, 'g_args': {}}] * 2))"
+              "(nn.ModuleList([ReversibleBlock(nn.Sequential(nn.Linear(3, 3), nn.Tanh()), "
+              "nn.Sequential(nn.Linear(3, 3), nn.Tanh())) for _ in range(2)]).double())",
+        "why": "ReversibleSequence.forward: x (b, n, 2d) split in two halves on dim 2, two ReversibleBlock(f, g), "
+               "route args as dicts of f_args/g_args; the blocks' parameters get their gradients by side effect "
+               "(only x's is returned)",
+    }],
+    # pyqtorch 1.7.8: gradients of a circuit's expectation value by adjoint differentiation and by parameter
+    # shifts (pyqtorch.expectation with DiffMode.ADJOINT / GPSR, called here through the classes themselves)
+    "pyqtorch/differentiation/adjoint.py::AdjointExpectation": [{
+        "inputs": "tuple(torch.rand(2, dtype=%s) for _ in range(4))" % D,
+        "fn": "(lambda pyq: (lambda circ, obs, state: lambda *v: AdjointExpectation.apply(circ, state, obs, None, "
+              "%s, *v))(%s, %s, pyq.random_state(3)))(__import__('pyqtorch'))" % (_PQ_NAMES, _PQ_GPSR_CIRCUIT,
+                                                                               _PQ_OBSERVABLE),
+        "expect": "fail",
+        "why": "a real bug: backward rewinds ctx.out_state and ctx.projected_state in place (applying each gate's "
+               "dagger to them), so a second backward of the same graph (retain_graph=True) starts from the "
+               "rewound states and returns wrong gradients (first call: right, e.g. [-0.43, -0.85]; second call: "
+               "[-0.10, 0.46]); gradcheck reports it as 'Backward is not reentrant'. Inputs from pyqtorch's "
+               "test_gpsr circuit_gpsr (3 qubits, RX/PHASE/CRX/CPHASE parameters), a Pauli-sum observable, a "
+               "random state, a batch of 2 values per parameter",
+    }],
+    "pyqtorch/differentiation/gpsr.py::PSRExpectation": [{
+        "inputs": "tuple(torch.rand(2, dtype=%s) for _ in range(4))" % D,
+        "fn": "(lambda pyq: (lambda circ, obs, state: lambda *v: PSRExpectation.apply(circ, state, obs, None, "
+              "pyq.api.analytical_expectation, %s, *v))(%s, %s, pyq.random_state(3)))(__import__('pyqtorch'))"
+              % (_PQ_NAMES, _PQ_GPSR_CIRCUIT, _PQ_OBSERVABLE),
+        "why": "pyqtorch's test_gpsr: circuit_gpsr (multi-gap generalized shift rule), an observable, a random "
+               "state, a batch of 2 values per parameter, analytical_expectation as expectation.py passes it",
+    }, {
+        "inputs": "tuple(torch.rand(3, dtype=%s) for _ in range(3))" % D,
+        "fn": "(lambda pyq: (lambda circ, obs, state: lambda *v: PSRExpectation.apply(circ, state, obs, None, "
+              "pyq.api.analytical_expectation, ['x', 'y', 'theta'], *v))(pyq.QuantumCircuit(2, [pyq.RX(0, 'x'), "
+              "pyq.RY(1, 'y'), pyq.X(1), pyq.Z(0), pyq.Y(0), pyq.H(0), pyq.T(1), pyq.S(1), pyq.SDagger(0), "
+              "pyq.RX(0, 'theta'), pyq.RY(1, torch.pi / 2), pyq.CNOT(0, 1)]), pyq.Observable(pyq.Add([pyq.Z(0), "
+              "pyq.X(1)])), pyq.random_state(2)))(__import__('pyqtorch'))",
+        "why": "pyqtorch's test_gpsr circuit_psr: single-gap rotations (the plain parameter-shift rule)",
+    }],
+    # difftopk 0.2.0: differentiable top-k (sorting networks) and the smooth top-k SVM loss
+    "difftopk/functional.py::NormalCDF": [{
+        "inputs": "(0.3 * torch.randn(3, 4, dtype=%s), 1 / 10.0)" % D,
+        "why": "execute_topk(..., distribution='gaussian'): NormalCDF.apply(b - a, 1 / steepness), steepness 10",
+    }],
+    "difftopk/smooth_topk.py::LogSumExp_F": [{
+        "inputs": "(torch.randn(4, 6, dtype=%s),)" % D,
+        "fn": "lambda x: LogSumExp(1)(x)",
+        "expect": "fail",
+        "why": "a real bug for k = 1: forward returns log sigma_0 (a constant 0) and log sigma_1 of exp(x), but "
+               "backward gives log sigma_0 a gradient of 1 for every entry instead of 0 (recursion() has no terms "
+               "for j = 0 and both parts fall back to the same placeholder). k = 1 is the top-1 smooth SVM: "
+               "SmoothTopKLoss(num_classes, k=1) calls LogSumExp(1) on the scores (n_samples, n_classes - 1)",
+    }, {
+        "inputs": "(torch.randn(4, 6, dtype=%s),)" % D,
+        "fn": "lambda x: LogSumExp(3)(x)",
+        "why": "k = 3: right (informative, the label comes from #0)",
+    }],
+    # revlib 1.7.2 (reversible networks): two of its Functions carry activations through the gradient channel
+    # (by design, see HELDOUT2_NOT_A_DERIVATIVE); these checks confirm they are not derivatives
+    "revlib/core.py::_ReplaceGrad": [{
+        "inputs": "(torch.randn(3, 4, dtype=%s), torch.randn(3, 4, dtype=%s), torch.zeros(3, 4, dtype=%s), "
+                  "torch.zeros(3, 4, dtype=%s))" % (D, D, D, D),
+        "expect": "fail",
+        "why": "by design: backward returns the saved activations as the 'gradients' of the dummy inputs "
+               "(ReversibleSequential.forward passes zeros as back)",
+    }],
+    "revlib/core.py::_ReversibleHalfResidualSwapFn": [{
+        "inputs": "(torch.randn(3, 4, dtype=%s), torch.randn(3, 4, dtype=%s), torch.zeros(3, 4, dtype=%s), "
+                  "torch.zeros(3, 4, dtype=%s))" % (D, D, D, D),
+        "fn": "(lambda mod: lambda x0, x1, b0, b1: _ReversibleHalfResidualSwapFn.apply(x0, x1, b0, b1, mod, '', False, "
+              "None, (), {})[:4])(ReversibleWrapper(torch.nn.Linear(4, 4).double()))",
+        "expect": "fail",
+        "why": "by design: backward returns the reconstructed activations x0, y0 as the 'gradients' of back_x0, "
+               "back_x1 (ReversibleModule.forward: reverse_and_swap(x0, x1, *back, ...))",
+    }],
+    "revlib/core.py::TensorOffload": [{
+        "inputs": "(torch.randn(3, 4, dtype=%s), torch.zeros(2, dtype=%s))" % (D, D),
+        "why": "its docstring: offload `inp` to `reference`'s device (here both on the CPU); reference only "
+               "gives the device",
+    }],
+}
+
 HAND: dict[str, dict[str, list[dict]]] = {
     "tune": TUNE,
     "heldout": {},  # written at the end, when the held-out set is measured
+    "heldout2": HELDOUT2,
 }

@@ -2,7 +2,8 @@
 
 - ``old``: the 11 packages the runner was developed with in earlier rounds;
 - ``tune``: packages new to this project, used to develop the runner's mechanisms for issue 23;
-- ``heldout``: packages new to this project, kept aside and measured once, at the end.
+- ``heldout``: packages new to this project, kept aside and measured once, at the end;
+- ``heldout2``: a second held-out set of packages never used before by this project (labelled by hand gradchecks only).
 
 Each set names its packages (PyPI name, version, what the run interpreter needs besides the set's
 base requirements), the Functions whose backward is not the derivative of forward by design (with the
@@ -106,8 +107,34 @@ TUNE_NOT_A_DERIVATIVE = {
 
 HELDOUT_NOT_A_DERIVATIVE: dict[str, str] = {}  # written at the end, when the held-out set is measured
 
+# -- heldout2: a second held-out set, of packages no script or benchmark of this project had named -------
+# (ODE adjoint / implicit differentiation / quadrature, a parallel scan, tiled attention, quantum-circuit
+# adjoints and parameter shifts, smooth top-k, reversible networks); measured once, at the end.
+
+HELDOUT2_PACKAGES: list[tuple[str, str, list[str]]] = [
+    ("zuko", "1.6.0", []),
+    ("mambapy", "1.2.0", []),
+    ("memory-efficient-attention-pytorch", "0.1.6", ["einops==0.8.1"]),
+    ("pyqtorch", "1.7.8", []),
+    ("difftopk", "0.2.0", ["diffsort==0.2.0"]),  # difftopk/__init__ imports diffsort
+    ("revlib", "1.7.2", []),
+]
+
+HELDOUT2_NOT_A_DERIVATIVE = {
+    "revlib/core.py::_ReplaceGrad": "forward is the identity on (inp0, inp1); backward returns the saved activations "
+                                    "inp0, inp1 as the 'gradients' of the dummy inputs tmp_inp0, tmp_inp1: revlib's "
+                                    "memory_mode autograd_function carries activations back through the gradient "
+                                    "channel (ReversibleSequential passes zeros as those inputs)",
+    "revlib/core.py::_ReversibleHalfResidualSwapFn": "backward returns the reconstructed activations x0, y0 as the "
+                                                     "'gradients' of back_x0, back_x1 (and reads the incoming ones "
+                                                     "as activations): revlib's reversible backward passes the "
+                                                     "inverted states to the previous block through the autograd "
+                                                     "graph instead of storing them",
+}
+
 SETS = {
     "old": {"packages": OLD_PACKAGES, "base": OLD_BASE, "not_a_derivative": OLD_NOT_A_DERIVATIVE},
     "tune": {"packages": TUNE_PACKAGES, "base": NEW_BASE, "not_a_derivative": TUNE_NOT_A_DERIVATIVE},
     "heldout": {"packages": HELDOUT_PACKAGES, "base": NEW_BASE, "not_a_derivative": HELDOUT_NOT_A_DERIVATIVE},
+    "heldout2": {"packages": HELDOUT2_PACKAGES, "base": NEW_BASE, "not_a_derivative": HELDOUT2_NOT_A_DERIVATIVE},
 }
