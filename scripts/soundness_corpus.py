@@ -7,7 +7,9 @@ when there is none) into ``--cache-dir`` and only read:
 - ``tune``: the rules were tuned on these;
 - ``held-out``: measured once, at the end, never looked at while tuning;
 - ``held-out-2``: a second held-out set (2026-12-06), once both above were spent: releases
-  named nowhere in ``scripts/*.py`` or ``benchmarks/*.md`` when chosen, measured once.
+  named nowhere in ``scripts/*.py`` or ``benchmarks/*.md`` when chosen, measured once;
+- ``held-out-3``: a third held-out set (2026-12-06), chosen the same way once ``held-out-2``
+  was spent, measured once.
 
 Subcommands::
 
@@ -84,8 +86,22 @@ PACKAGES: list[tuple[str, str, str, str]] = [
     ("torch-points-kernels", "0.7.0", "held-out-2", "4 F (point-cloud kernels)"),
     ("torchdeq", "0.1.0", "held-out-2", "2 F (implicit layers)"),
     ("torchgpipe", "0.0.7", "held-out-2", "10 F (pipeline copies, checkpoint) (wheel)"),
+    ("deepwave", "0.1.0", "held-out-3", "12 F (seismic wave propagation)"),
+    ("torch-fem", "0.14.0", "held-out-3", "3 F (sparse solves, FEM), 21 test files"),
+    ("torch-pme", "0.5.0", "held-out-3", "1 F (particle-mesh Ewald)"),
+    ("neuromancer", "1.5.6", "held-out-3", "10 F (differentiable optimisation/control), 23 test files"),
+    ("mpc", "0.0.6", "held-out-3", "2 F (differentiable MPC, LQR)"),
+    ("fairchem-core", "2.24.0", "held-out-3", "36 F, 12 custom-op calls (equivariant atomistic nets) (wheel)"),
+    ("openequivariance", "0.7.0", "held-out-3", "20 custom-op calls (equivariant tensor products)"),
+    ("torchmd-net", "3.1.0", "held-out-3", "1 F, 67 custom-op calls (neighbour lists, molecular nets)"),
+    ("nncf", "3.4.0", "held-out-3", "8 F (quantisation/pruning) (wheel)"),
+    ("aqlm", "1.1.7", "held-out-3", "1 F, 18 custom-op calls (additive quantisation kernels)"),
+    ("ring-flash-attn", "0.1.8", "held-out-3", "6 F (ring/zigzag attention), 8 test files"),
+    ("normflows", "1.7.3", "held-out-3", "1 F (normalising flows), 24 test files"),
+    ("torchode", "1.0.1", "held-out-3", "1 F (ODE solvers)"),
+    ("native-sparse-attention-pytorch", "0.2.3", "held-out-3", "1 F (sparse attention, pure-PyTorch path)"),
 ]
-SPLITS = ("tune", "held-out", "held-out-2", "all")
+SPLITS = ("tune", "held-out", "held-out-2", "held-out-3", "all")
 SEVERITIES = ("error", "warning", "info", "hint")
 
 

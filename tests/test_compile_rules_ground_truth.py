@@ -244,3 +244,16 @@ def test_gl047_the_registered_op_loses_eager_torch_func_and_compiled_func_grad_f
     with pytest.raises(torch._dynamo.exc.TorchRuntimeError):
         compiled(X)
     torch._dynamo.reset()
+
+
+def test_gl047_leaves_a_mutating_op_alone_register_autograd_refuses_it():
+    """GL047/valid_06: the advice cannot be followed for an op that writes into an input."""
+    from pathlib import Path
+
+    code = (Path(__file__).parent / "fixtures/rules/GL047/valid_06.py").read_text()
+    ns = _module(code)
+    square = ns["Square"].apply
+    assert torch.allclose(_grad(square, X), 2 * X)
+    op = ns["square_into"]
+    with pytest.raises(RuntimeError, match="non-functional operator"):
+        op.register_autograd(lambda ctx, g: g, setup_context=lambda ctx, inputs, output: None)

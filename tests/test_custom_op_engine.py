@@ -120,3 +120,37 @@ def test_custom_op_under_another_name():
             return x.sin()
     ''')
     assert _codes(text) == [("GL030", 6)]
+
+
+def _many_ops(saves: set[int], count: int = 30) -> str:
+    """``count`` ops, each in four blocks (the op, setup_context, backward, the registration);
+    op i saves its input only if i is in ``saves`` (else GL036 on its backward)."""
+    parts = ["import torch\n"]
+    for i in range(count):
+        op = OP.replace("import torch\n", "").replace("mylib::mysin", "mylib::sin%d" % i)
+        op = op.replace("mysin", "sin%d" % i).replace("def setup_context", "def setup%d" % i)
+        op = op.replace("setup_context=setup_context", "setup_context=setup%d" % i)
+        op = op.replace("def backward", "def backward%d" % i).replace("(backward,", "(backward%d," % i)
+        parts.append(op.replace("SAVE", "ctx.save_for_backward(inputs[0])" if i in saves else "pass"))
+    return "\n".join(parts)
+
+
+def test_an_edit_reanalyses_only_the_blocks_that_read_it():
+    """Findings of a block that reads other blocks (an op's pieces) are kept with those blocks'
+    texts: an edit re-analyses the edited block and the pieces of its own op, not every op's
+    (the generated custom_ops shape: 651 of 838 blocks per one-line edit before)."""
+    cache = LintCache()
+    before = _many_ops(saves=set())
+    assert len(_codes(before, cache)) == 30
+    analysed = cache.analysed_blocks
+    after = _many_ops(saves={7})
+    assert _codes(after, cache) == _codes(after)  # the same as a lint without the cache
+    assert len(_codes(after)) == 29
+    assert cache.analysed_blocks - analysed <= 5
+
+
+def test_cached_findings_equal_a_fresh_lint_over_a_series_of_edits():
+    cache = LintCache()
+    for saves in ({1, 2}, {2}, set(), {0, 29}, {0, 5, 29}, {5}, {1, 2}):
+        text = _many_ops(saves, count=8 if max(saves, default=0) < 8 else 30)
+        assert _codes(text, cache) == _codes(text), saves

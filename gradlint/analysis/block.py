@@ -26,9 +26,10 @@ class BlockAnalysis:
         self.indexes = indexes  # positions of the block's statements in the module body
         self.evaluator = evaluator
         self.gradcheck_aliases = gradcheck_aliases  # module-level names bound to gradcheck
-        # set when a model used here reads code outside the block beyond what block
-        # summaries capture (a custom op's backward in another block): do not cache
-        self.reads_other_blocks = False
+        # top-level statements outside the block that a model used here read, beyond what
+        # block summaries capture (a custom op's backward in another block): the block's
+        # findings hold only while those statements' blocks are unchanged (ids of statements)
+        self.statements_read: set[int] = set()
         # answers the rules share about this block, by the name of the question
         self.shared: dict[str, dict] = {}
         if ":=" not in text:
@@ -51,6 +52,12 @@ class BlockAnalysis:
         """Is the statement at ``site`` in this block?"""
         return id(site.top_statement) in self._top_statements
 
+    def reads(self, site: Site) -> None:
+        """A finding of this block depends on the code at ``site`` (noted when it is in
+        another block: the block's findings are then cached only with that block's text)."""
+        if not self.holds(site):
+            self.statements_read.add(id(site.top_statement))
+
     @cached_property
     def _top_statements(self) -> set[int]:
         return {id(self.context.statements[index]) for index in self.indexes}
@@ -65,9 +72,9 @@ class BlockAnalysis:
         """The custom ops with a piece (definition, function, registration) in this block."""
         found = []
         for op in self._ops_with_parts_here:
-            inside = [self.holds(site) for site in op.sites()]
+            for site in op.sites():
+                self.reads(site)
             found.append(op)
-            self.reads_other_blocks = self.reads_other_blocks or not all(inside)
         return found
 
     @cached_property
@@ -85,8 +92,9 @@ class BlockAnalysis:
     def transformed_applies(self) -> list[TransformedApply]:
         """Function.apply calls run under torch.func transforms called in this block."""
         found = transformed_applies(self.context, self.indexes)
-        if any(not self.holds(use.apply_site) or not self.holds(use.function.site) for use in found):
-            self.reads_other_blocks = True
+        for use in found:
+            self.reads(use.apply_site)
+            self.reads(use.function.site)
         return found
     @cached_property
     def function_index(self) -> FunctionIndex:

@@ -189,6 +189,18 @@ class CustomOp:
         """The schema comes from the function's annotations (no `schema=`)."""
         return self.style != "define" and self.schema_node is None
 
+    @property
+    def known_functional(self) -> bool:
+        """Does the code show that the op is functional (no mutated input, some output), the
+        kind of op ``register_autograd`` accepts? False when it mutates or it is unknown."""
+        if self.params is None or any(p.mutable for p in self.params):
+            return False
+        if self.mutates_args is None or self.mutates_args.unknown or self.mutates_args.names is None:
+            return self.schema is not None and "!" not in self.schema and not _returns_nothing(self.schema)
+        if self.schema is not None:
+            return not _returns_nothing(self.schema)
+        return self.infers_schema and self.return_verdict.schema_type not in (None, "()")
+
     def positional(self) -> list[OpParameter] | None:
         if self.params is None:
             return None
@@ -233,13 +245,16 @@ def custom_ops(context: ModuleContext) -> list[CustomOp]:
     return context.models["custom_ops"]  # type: ignore[return-value]
 
 
-def ops_given_a_gradient(context: ModuleContext) -> frozenset[str]:
-    """Names ("ns::name") of the ops this module gives a gradient: a backward registration of
-    an op it defines, or ``torch.library.register_autograd("ns::name", ...)`` of an op defined
-    elsewhere (in C++, another module). Memoized on the context."""
+def ops_given_a_gradient(context: ModuleContext) -> dict[str, Site]:
+    """The ops ("ns::name") this module gives a gradient, with where: a backward registration
+    of an op it defines, or ``torch.library.register_autograd("ns::name", ...)`` of an op
+    defined elsewhere (in C++, another module). Memoized on the context."""
     if "ops_given_a_gradient" not in context.models:
-        names = {op.name for op in custom_ops(context)
-                 if op.name and any(r.kind == "backward" for r in op.registrations)}
+        found: dict[str, Site] = {}
+        for op in custom_ops(context):
+            for registration in op.registrations:
+                if op.name and registration.kind == "backward":
+                    found.setdefault(op.name, registration.site)
         only = context.models.get("torch_library_statements")
         positions = sorted(only) if only is not None else None  # type: ignore[arg-type]
         for stmt, site in walk_statements(context.statements, context.scope, indexes=positions):
@@ -248,8 +263,8 @@ def ops_given_a_gradient(context: ModuleContext) -> frozenset[str]:
                 if arguments and context.qualified(call.func, site.scope) in REGISTER_AUTOGRAD:
                     name = _op_name(_string_value(arguments[0].value))
                     if name and "::" in name:
-                        names.add(name)
-        context.models["ops_given_a_gradient"] = frozenset(names)
+                        found.setdefault(name, site)
+        context.models["ops_given_a_gradient"] = found
     return context.models["ops_given_a_gradient"]  # type: ignore[return-value]
 
 
@@ -630,6 +645,11 @@ def _kind_of(name: str | None) -> str | None:
     if name in REGISTER_VMAP:
         return "vmap"
     return None
+
+
+def _returns_nothing(schema: str) -> bool:
+    parsed = parse_schema(schema)
+    return parsed is None or parsed.returns.strip() == "()"
 
 
 def _op_name(value: str | None) -> str | None:

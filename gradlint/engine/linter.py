@@ -11,7 +11,7 @@ import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import cached_property, partial
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import libcst as cst
@@ -40,6 +40,8 @@ MAX_SOURCE_CHARS = 8 * 2 ** 20  # larger files are generated code; parsing them 
 # up to this size, a whole-file compile decides. Beyond it, that O(file) check on every
 # keystroke of half-typed code costs more than the rare mis-split it recovers from.
 WHOLE_FILE_RETRY_CHARS = 512 * 1024
+# marks a findings-cache key whose findings also depend on other blocks' texts (kept beside)
+READS = "reads other blocks"
 
 
 @dataclass
@@ -59,6 +61,7 @@ class LintCache:
         self._finding_bytes: dict[tuple, int] = {}
         self.findings_bytes = 0
         self.max_findings_bytes = max_bytes // 6
+        self.texts_read: dict[tuple, frozenset[str]] = {}  # for findings that read other blocks
         self.analysed_blocks = 0  # blocks whose rules actually ran (for tests/benchmarks)
         # by block text, bounded by the texts' size (a block's words take about 3 bytes a
         # character: 4 MiB of blocks, a 100,000-line file, hold about 12 MB)
@@ -94,16 +97,21 @@ class LintCache:
             self.names_chars -= len(old)
         return found
 
-    def remember(self, key: tuple, findings: list[Finding]) -> None:
-        size = 200 + len(key[0]) + sum(400 + len(f.message) for f in findings)
+    def remember(self, key: tuple, findings: list[Finding], read: frozenset[str] = frozenset()) -> None:
+        """Keep a block's ``findings`` under ``key``; ``read``: the texts of the other blocks
+        they depend on (kept beside them: they hold only while those texts are unchanged)."""
+        size = 200 + len(key[0]) + sum(400 + len(f.message) for f in findings) + sum(len(t) for t in read)
         if key in self.findings:
             self.findings_bytes -= self._finding_bytes[key]
         self.findings[key] = findings
         self._finding_bytes[key] = size
+        if read:
+            self.texts_read[key] = read
         self.findings_bytes += size
         while self.findings_bytes > self.max_findings_bytes and len(self.findings) > 1:
             old, _ = self.findings.popitem(last=False)
             self.findings_bytes -= self._finding_bytes.pop(old)
+            self.texts_read.pop(old, None)
 
 
 class _SeedsMemo(dict):
@@ -404,9 +412,8 @@ class _BlockLinter:
 
     def findings(self, position: int, block: Block, entry: ParsedBlock) -> list[Finding]:
         key = (block.text, self.context_key)
-        cached = self.cache.findings.get(key)
+        cached = self._cached(key)
         if cached is not None:
-            self.cache.findings.move_to_end(key)
             return [f.shifted(block.start_line - 1) for f in cached]
         recorder = timings.current()
         if recorder is not None:
@@ -420,10 +427,41 @@ class _BlockLinter:
         self.cache.analysed_blocks += 1
         analysis = self.view.analysis(position)
         local, cacheable = self._check(active, analysis, position, entry)
-        if cacheable and not analysis.reads_other_blocks:
-            self.cache.remember(key, local)
+        if cacheable:
+            read = self._texts_read(analysis.statements_read)
+            if read is not None:
+                self.cache.remember(key if not read else key + (READS,), local, read)
         entry.forget_positions()  # ~200 bytes per character: never kept
         return [f.shifted(block.start_line - 1) for f in local]
+
+    def _cached(self, key: tuple) -> list[Finding] | None:
+        """The block's findings from an earlier lint: kept under the block's text and module
+        context, and, for a block whose findings read other blocks (a custom op's pieces, a
+        Function's class), only while those blocks' texts are all still in the module."""
+        findings = self.cache.findings
+        if key in findings:
+            findings.move_to_end(key)
+            return findings[key]
+        reading = key + (READS,)
+        if reading in findings and self.cache.texts_read[reading] <= self._block_texts:
+            findings.move_to_end(reading)
+            return findings[reading]
+        return None
+
+    @cached_property
+    def _block_texts(self) -> frozenset[str]:
+        return frozenset(block.text for block, _ in self.view.good)
+
+    def _texts_read(self, statements: set[int]) -> frozenset[str] | None:
+        """The texts of the blocks holding ``statements`` (ids of top-level statements),
+        or None when one of them is in no block of the view."""
+        texts = set()
+        for statement in statements:
+            position = self.view.top_to_block.get(statement)
+            if position is None:
+                return None
+            texts.add(self.view.good[position][0].text)
+        return frozenset(texts)
 
     def _active_rules(self, position: int, block: Block) -> list[Rule]:
         if self.exhaustive:

@@ -153,10 +153,9 @@ class SameTensorTwiceToApply(Rule):
                 function = index.applied_function(call, site.scope)
                 if function is None or _not_compiled(site, block):
                     continue
+                block.reads(function.site)
                 if not stays_in_graph(function, context):
                     continue  # the graph breaks in the Function anyway (or the code does not show it does not)
-                if not block.holds(function.site):
-                    block.reads_other_blocks = True
                 report = _repeated(call, function, site)
                 if report is not None:
                     yield report

@@ -147,8 +147,7 @@ class MarkDirtyResultDiscarded(Rule):
                 function = index.applied_function(call, site.scope)
                 if function is None:
                     continue
-                if not block.holds(function.site):
-                    block.reads_other_blocks = True  # the finding depends on the class's block
+                block.reads(function.site)  # the finding depends on the class's block
                 dirty = _dirty_positions(function)
                 if dirty is None:
                     continue

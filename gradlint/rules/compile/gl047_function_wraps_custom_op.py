@@ -31,9 +31,10 @@ MESSAGE = ("`{function}.forward` calls the custom op `{op}`: torch's custom-op g
 
 class FunctionWrapsCustomOp(Rule):
     """## What it does
-    Checks for a `torch.autograd.Function` whose `forward` calls a `torch.library`
-    custom op: `torch.ops.mylib.op(...)`, or an op this module defines with
-    `@torch.library.custom_op`.
+    Checks for a `torch.autograd.Function` whose `forward` calls a functional
+    `torch.library` custom op this module defines (`@torch.library.custom_op` or
+    `torch.library.define`, called by name or as `torch.ops.mylib.op(...)`) and gives no
+    gradient with `register_autograd`.
 
     ## Why is this bad?
     A custom op gets its gradient from `torch.library.register_autograd`; the custom-ops
@@ -60,7 +61,13 @@ class FunctionWrapsCustomOp(Rule):
     already does what the hint asks and keeps the Function for another path (an eager
     `torch.func` path beside `torch.compiler.is_compiling()`): left alone.
 
-    Ops of torch's own namespaces (`torch.ops.aten...`) are left alone.
+    Left alone, because the advice does not apply or the code does not show that it does:
+    ops of torch's own namespaces (`torch.ops.aten...`); ops defined elsewhere (another
+    module, C++: whether they mutate or already have a gradient is unknown); ops that
+    mutate an input or return nothing (`mutates_args=("out",)`, a `(a!)` schema):
+    `register_autograd` refuses them (torch 2.13: `RuntimeError: Cannot register autograd
+    formula for non-functional operator`), so an autograd.Function is the way to give them
+    a gradient.
 
     ## Example
     ```python
@@ -125,6 +132,12 @@ class FunctionWrapsCustomOp(Rule):
         Invalid(
             """
             import torch
+            @torch.library.custom_op("mylib::sin", mutates_args=())
+            def mysin(x: torch.Tensor) -> torch.Tensor:
+                return x.sin()
+            @mysin.register_fake
+            def _(x):
+                return torch.empty_like(x)
             class MySin(torch.autograd.Function):
                 @staticmethod
                 def forward(x):
@@ -138,7 +151,7 @@ class FunctionWrapsCustomOp(Rule):
                     return g * x.cos()
             """,
             message=MESSAGE.format(function="MySin", op="mylib::sin"),
-            range=(5, 16, 5, 38),
+            range=(11, 16, 11, 38),
         ),
         Invalid(
             """
@@ -166,29 +179,36 @@ class FunctionWrapsCustomOp(Rule):
         context = block.context
         every_op = custom_ops(context)
         ops = {op.python_name: op for op in every_op if op.python_name and op.name}
+        named = {}
+        for op in every_op:
+            if op.name:
+                named[op.name] = op if op.name not in named else None  # a name defined twice: unknown
         registered = None  # ops_given_a_gradient, asked for only once an op is called
         for function in block.autograd_functions:
             forward = function.forward
             if forward is None or "forward" in function.inherited:
                 continue
-            for stmt, site in walk_statements(forward.scope.statements, forward.scope):
-                for call in calls_in_statement(stmt):
-                    op = _custom_op(call, site.scope, context, ops)
-                    if op is None:
-                        continue
-                    if op in ops.values() and not block.holds(op.site):
-                        block.reads_other_blocks = True
-                    op = op if isinstance(op, str) else op.name
-                    if registered is None:
-                        registered = ops_given_a_gradient(context)
-                    if op in registered:
-                        break  # the op has its gradient registered in this module too
-                    message = MESSAGE.format(function=function.name, op=op)
-                    yield Report(call, message, site)
-                    break
-                else:
-                    continue
-                break
+            for call in _calls(forward):
+                called = _custom_op(call[0], call[1].scope, context, ops)
+                op = named.get(called) if isinstance(called, str) else called
+                if op is None:
+                    continue  # not a custom op, or one defined elsewhere: what it is is unknown
+                block.reads(op.site)
+                if not op.known_functional:
+                    continue  # register_autograd refuses a mutating op (torch 2.13 RuntimeError)
+                if registered is None:
+                    registered = ops_given_a_gradient(context)
+                if op.name in registered:
+                    block.reads(registered[op.name])
+                    continue  # the op has its gradient registered in this module too
+                yield Report(call[0], MESSAGE.format(function=function.name, op=op.name), call[1])
+                break  # one report per Function
+
+
+def _calls(method) -> Iterator[tuple[cst.Call, object]]:
+    for stmt, site in walk_statements(method.scope.statements, method.scope):
+        for call in calls_in_statement(stmt):
+            yield call, site
 
 
 def _custom_op(call: cst.Call, scope, context, ops: dict) -> object | None:
