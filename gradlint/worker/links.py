@@ -100,6 +100,38 @@ def links(args):
     return out
 
 
+def copy_holder(obj, memo):
+    """``copy.deepcopy(obj, memo)``, except that a function (or a bound method's function) is
+    copied with its closure and defaults: deepcopy returns a function itself, so a lambda that
+    closes over a tensor passed beside it (zuko's ``gauss_legendre(lambda x: alpha * x, a, b,
+    phi=(alpha,))``) would keep the caller's original while gradcheck moves the copy. A cell whose
+    contents deepcopy cannot copy (a module) is shared."""
+    if isinstance(obj, types.MethodType):
+        return types.MethodType(copy_holder(obj.__func__, memo), copy.deepcopy(obj.__self__, memo))
+    if not isinstance(obj, types.FunctionType):
+        return copy.deepcopy(obj, memo)
+    if id(obj) in memo:
+        return memo[id(obj)]
+    closure = obj.__closure__ or ()
+    cells = tuple(types.CellType() for _ in closure)
+    new = types.FunctionType(obj.__code__, obj.__globals__, obj.__name__, None, cells or None)
+    memo[id(obj)] = new  # a function whose closure reaches itself (recursion) gets this copy
+    for old, cell in zip(closure, cells):
+        try:
+            value = old.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        try:
+            cell.cell_contents = copy_holder(value, memo)
+        except Exception:  # noqa: BLE001 - contents deepcopy cannot copy: shared
+            cell.cell_contents = value
+    new.__defaults__ = copy.deepcopy(obj.__defaults__, memo)
+    new.__kwdefaults__ = copy.deepcopy(obj.__kwdefaults__, memo)
+    new.__dict__.update(obj.__dict__)
+    new.__qualname__, new.__module__, new.__doc__ = obj.__qualname__, obj.__module__, obj.__doc__
+    return new
+
+
 def linked(fn, args):
     """``fn`` whose holding arguments hold, on each call, the tensors passed in that call in place
     of the caller's originals; ``fn`` itself when no argument holds another."""
@@ -114,7 +146,7 @@ def linked(fn, args):
             memo = dict((id(originals[j]), call_args[j]) for j in js)
             memo[id(memo)] = [originals[j] for j in js]  # deepcopy's keep-alive list
             try:
-                call_args[h] = copy.deepcopy(call_args[h], memo)
+                call_args[h] = copy_holder(call_args[h], memo)
             except Exception:  # noqa: BLE001 - an object deepcopy cannot copy: the call as it is
                 pass
         return fn(*call_args)

@@ -155,6 +155,17 @@ async def test_a_variadic_signature_takes_the_tests_values_and_keeps_what_one_ar
     assert [c["status"] for c in r["checks"] if c["name"] == "gradcheck"] == ["pass"]
 
 
+async def test_a_closure_over_a_tensor_passed_beside_it_holds_the_copy_gradcheck_moves(client):
+    # forward(ctx, f, a, b, *phi) with f a lambda closing over phi[0] (a float32 tensor the run
+    # promotes): backward differentiates f's output with respect to phi, so the copy of the lambda
+    # each call gets must close over the copy passed. Before: "✗ RuntimeError in backward: ... not
+    # have been used in the graph" (deepcopy returns a function itself)
+    r = await run(client, "QuadratureHeld")
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert "options_proj/test_held.py" in r["synthesis"]["caller"]
+    assert r["proof"]["inputs"] == ["a", "b", "phi[0]"]
+
+
 async def test_the_structure_of_the_projects_own_matrix_is_kept_when_checked(client):
     # the project's test passes a symmetric A; backward is the symmetric-convention gradient
     r = await run(client, "SymmetricEigenvalues")
