@@ -32,7 +32,8 @@ def callers_instead(job, subject, loader, loaded):
         return subject
     bad = next((c for c in job.checks if c["status"] == "error" and c["name"] != "forward_ad"), None)
     vacuous = _nothing_moves(job)
-    if bad is None and not vacuous:
+    dropped = _only_dropped(job)
+    if bad is None and not vacuous and not dropped:
         return subject
     tried = []
     try:
@@ -43,7 +44,8 @@ def callers_instead(job, subject, loader, loaded):
     if trial is None or job.run_check("forward", trial, record=False)["status"] != "pass":
         return subject
     why = "%s raised on them" % bad["name"].replace("_", " ") if bad is not None else \
-        "no output moved with them"
+        "no output moved with them" if vacuous else \
+        "backward returns None for %s, which the project may pass as a constant" % dropped
     job.result["notes"].append("synthesized inputs did not fit (%s): checked on inputs captured from %s, "
                                 "which calls %s.apply" % (why, borrowed.where, loaded.fclass.__name__))
     job.checks = []
@@ -55,6 +57,22 @@ def callers_instead(job, subject, loader, loaded):
     job.result["synthesis"] = borrowed.info(seed)
     job.run_checks(subject)
     return subject
+
+def _only_dropped(job):
+    """The inputs a failed gradcheck on synthesized inputs says backward returns None for, when
+    that is all it says (the primary failure and every other one a dropped gradient): the inputs a
+    Function's callers may pass as constants of their own (a wavelet's filter bank in a buffer).
+    Their inputs decide then (``as_inputs``: a constant of the caller's stays undifferentiated; one
+    the caller differentiates fails the same way). None otherwise."""
+    first = next((c for c in job.checks if c["name"] == "gradcheck"), None)
+    if first is None or first["status"] != "fail":
+        return None
+    details = first.get("details") or {}
+    found = [details.get("pattern") or {}] + list(details.get("also") or ())
+    if any(p.get("kind") != "dropped" for p in found):
+        return None
+    return ", ".join("`%s`" % p["input"] for p in found)
+
 
 def _nothing_moves(job):
     first = next((c for c in job.checks if c["name"] == "gradcheck"), None)
