@@ -195,11 +195,12 @@ class CustomOp:
         kind of op ``register_autograd`` accepts? False when it mutates or it is unknown."""
         if self.params is None or any(p.mutable for p in self.params):
             return False
-        if self.mutates_args is None or self.mutates_args.unknown or self.mutates_args.names is None:
-            return self.schema is not None and "!" not in self.schema and not _returns_nothing(self.schema)
+        if self.mutates_args is not None and (self.mutates_args.unknown or self.mutates_args.names is None):
+            return False  # "unknown", or a list gradlint cannot read
         if self.schema is not None:
-            return not _returns_nothing(self.schema)
-        return self.infers_schema and self.return_verdict.schema_type not in (None, "()")
+            return "!" not in self.schema and not _returns_nothing(self.schema)
+        return self.mutates_args is not None and self.infers_schema and \
+            self.return_verdict.schema_type not in (None, "()")
 
     def positional(self) -> list[OpParameter] | None:
         if self.params is None:

@@ -58,6 +58,7 @@ def callers_instead(job, subject, loader, loaded):
     job.run_checks(subject)
     return subject
 
+
 def _only_dropped(job):
     """The inputs a failed gradcheck on synthesized inputs says backward returns None for, when
     that is all it says (the primary failure and every other one a dropped gradient): the inputs a

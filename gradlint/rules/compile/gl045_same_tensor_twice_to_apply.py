@@ -154,10 +154,10 @@ class SameTensorTwiceToApply(Rule):
                 if function is None or _not_compiled(site, block):
                     continue
                 block.reads(function.site)
-                if not stays_in_graph(function, context):
-                    continue  # the graph breaks in the Function anyway (or the code does not show it does not)
                 report = _repeated(call, function, site)
-                if report is not None:
+                # (the Function's methods are walked only for a repeat: the graph breaks in them
+                # anyway, or the code does not show that it does not, and the rule says nothing)
+                if report is not None and stays_in_graph(function, context):
                     yield report
 
 

@@ -5,10 +5,11 @@ from typing import Iterator
 
 import libcst as cst
 
+from ...analysis.autograd_functions import Method
 from ...analysis.block import BlockAnalysis
 from ...analysis.custom_ops import custom_ops, ops_given_a_gradient
 from ...analysis.gradcheck_calls import calls_in_statement
-from ...analysis.scopes import walk_statements
+from ...analysis.scopes import Site, walk_statements
 from ...findings import Severity
 from ..base import Invalid, Report, Rule, Valid
 
@@ -188,8 +189,8 @@ class FunctionWrapsCustomOp(Rule):
             forward = function.forward
             if forward is None or "forward" in function.inherited:
                 continue
-            for call in _calls(forward):
-                called = _custom_op(call[0], call[1].scope, context, ops)
+            for call, site in _calls(forward):
+                called = _custom_op(call, site.scope, context, ops)
                 op = named.get(called) if isinstance(called, str) else called
                 if op is None:
                     continue  # not a custom op, or one defined elsewhere: what it is is unknown
@@ -201,11 +202,11 @@ class FunctionWrapsCustomOp(Rule):
                 if op.name in registered:
                     block.reads(registered[op.name])
                     continue  # the op has its gradient registered in this module too
-                yield Report(call[0], MESSAGE.format(function=function.name, op=op.name), call[1])
+                yield Report(call, MESSAGE.format(function=function.name, op=op.name), site)
                 break  # one report per Function
 
 
-def _calls(method) -> Iterator[tuple[cst.Call, object]]:
+def _calls(method: Method) -> Iterator[tuple[cst.Call, Site]]:
     for stmt, site in walk_statements(method.scope.statements, method.scope):
         for call in calls_in_statement(stmt):
             yield call, site
