@@ -144,9 +144,13 @@ def lint_of_fixed_together(text: str, chosen: list[Finding], findings: list[Find
 
 
 def _compiles_without_new_keywords(text: str, new_text: str, path: str) -> bool:
+    """CPython compiles ``new_text`` and no call in it has a keyword beside ``**mapping`` that
+    ``text`` did not have. A text without ``**`` has no such call: then the keyword walk (two
+    more parses of the file) is skipped."""
     try:
-        compile(new_text, path, "exec", dont_inherit=True)
-        added = keywords_beside_double_star(new_text) - keywords_beside_double_star(text)
+        tree = ast.parse(new_text, path) if "**" in new_text else None
+        compile(new_text if tree is None else tree, path, "exec", dont_inherit=True)
+        added = keywords_beside_double_star(tree) - keywords_beside_double_star(text) if tree else Counter()
     except (SyntaxError, ValueError):
         return False
     return not added
@@ -172,10 +176,15 @@ def verified(text: str, finding: Finding, findings: list[Finding], path: str,
     return not (after - before)
 
 
-def keywords_beside_double_star(text: str) -> Counter[tuple[str, str]]:
-    """(callee, keyword) for every explicit keyword of a call that also passes ``**mapping``."""
+def keywords_beside_double_star(source: str | ast.AST) -> Counter[tuple[str, str]]:
+    """(callee, keyword) for every explicit keyword of a call that also passes ``**mapping``
+    (``source``: a text, or its parsed tree)."""
     found: Counter[tuple[str, str]] = Counter()
-    for node in ast.walk(ast.parse(text)):
+    if isinstance(source, str):
+        if "**" not in source:
+            return found
+        source = ast.parse(source)
+    for node in ast.walk(source):
         if isinstance(node, ast.Call) and any(k.arg is None for k in node.keywords):
             callee = ast.dump(node.func)
             for keyword in node.keywords:
