@@ -161,6 +161,8 @@ class Job(object):
         try:
             self.run_checks(subject)
             subject = explore.callers_instead(self, subject, loader, loaded)
+            subject = explore.refined(self, subject, loader, loaded)
+            subject = explore.finer_step(self, subject)
             subject = self.next_cases(subject, loader, loaded)
             subject = self.structured_inputs(subject, loader, loaded)
             self.other_draws(subject)

@@ -21,6 +21,8 @@ def _close(a, b, atol, rtol):
 
 
 def _factor_text(c):
+    if abs(c - 1.0) < 0.01:
+        return "%.4g" % c  # (a factor this near 1 shown as "1" says nothing)
     for whole in (2, 3, 4, 0.5, 0.25, 1.5):
         if abs(c - whole) <= 1e-3 * abs(whole):
             return ("%g" % whole)

@@ -164,20 +164,40 @@ _RAISED_ON_ANY_INPUTS = ("NameError", "UnboundLocalError", "NotImplementedError"
                          "IndentationError")
 
 
+# torch's autograd.grad, when the tensors a backward differentiates are not connected the way its
+# author's inputs connect them (a callable that closes over other tensors, parameters it reads)
+_GRAPH_UNFIT = ("appears to not have been used in the graph", "does not require grad and does not have a grad_fn",
+                "One of the differentiated Tensors does not require grad")
+
+
+def _unfit_phase(exc):
+    """Forward raised; or backward's own ``torch.autograd.grad`` found the graph it differentiates
+    not built the way it expects (on made-up inputs: a callable argument that closes over tensors
+    other than those passed, a parameter that does not require grad)."""
+    if exc.get("phase") == "forward":
+        return "forward"
+    if exc.get("phase") == "backward" and any(s in str(exc.get("message") or "") for s in _GRAPH_UNFIT):
+        return "backward"
+    return None
+
+
 def inputs_unfit(result):
-    """Forward raised on inputs gradlint synthesized, and the project's own code gave none to use
+    """Forward raised on inputs gradlint synthesized (or backward's own ``torch.autograd.grad`` found
+    no graph to differentiate: ``_unfit_phase``), and the project's own code gave none to use
     instead (explore.callers_instead): the exception shows that the made-up inputs did not fit the
     code (a flag made a tensor, a shape forward asserts against, a value off its domain), not
     that the code is wrong. Such a run is **inconclusive** (``inputs_unfit``), never ✗; an
     exception no inputs cause (a NameError) stays the code's failure."""
     exc = result.get("exception") or {}
     kind = str(exc.get("type") or "").split(".")[-1]
-    if result.get("verdict") != "exception" or exc.get("phase") != "forward" or kind in _RAISED_ON_ANY_INPUTS:
+    phase = _unfit_phase(exc)
+    if result.get("verdict") != "exception" or phase is None or kind in _RAISED_ON_ANY_INPUTS:
         return
     said = _strip(result.get("summary") or "")
     result.update(status="inconclusive", verdict="inputs_unfit",
-                  summary="⚠ inconclusive: forward raised on the inputs gradlint made up (%s); no gradient "
-                          "was checked" % said,
+                  summary="⚠ inconclusive: %s raised on the inputs gradlint made up (%s); no gradient "
+                          "was checked" % (phase if phase == "forward" else "backward's own torch.autograd.grad",
+                                           said),
                   message="gradlint synthesized the inputs from forward's signature, and no code of the project "
                           "calls it with inputs to use instead. Declare inputs that fit (`# gradlint: "
                           "inputs=...` above it), or check it from a test that calls it (`pytest --gradlint`)."
@@ -399,7 +419,15 @@ def _conclude_gradients(result, records, opts):
     modes = [m for m in result.get("modes") or [] if m["status"] in ("pass", "checked first")]
     if len(modes) > 1:
         ran.append("modes %s" % ", ".join("%s=%s" % kv for m in modes for kv in sorted(m["mode"].items())))
-    result["summary"] = "✓ gradients match: %s (%s; %s)" % (", ".join(ran), describe(proof), "/".join(dts))
+    refined = result.get("refined") or {}
+    setting = ""
+    if refined:  # explore.refined: checked with more iterations or a tighter tolerance than given
+        setting = "; at %s, not %s: an iterative approximation" % (
+            ", ".join("%s=%s" % (k, v["to"]) for k, v in refined.items()), ", ".join(v["from"] for v in refined.values()))
+    finer = result.get("finer_step")
+    if finer:  # explore.finer_step: finite differences at the default step were too coarse here
+        setting += "; eps=%g: the step %g is too coarse where forward curves sharply" % (finer["to"], finer["from"])
+    result["summary"] = "✓ gradients match: %s (%s; %s%s)" % (", ".join(ran), describe(proof), "/".join(dts), setting)
     if proof["zero"]:
         result["notes"].append("no output depends on %s (not at any input checked, nor far from them, where an "
                                "output may jump but is flat again): its zero gradient is checked"

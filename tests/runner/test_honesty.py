@@ -340,3 +340,38 @@ async def test_an_error_in_code_backward_calls_is_named_for_backward(client):
     assert (r["status"], r["verdict"]) == ("error", "exception"), r["summary"]
     assert r["summary"].startswith("✗ TypeError in backward: "), r["summary"]
     assert r["location"]["function"] == "forward", r["location"]  # where it was raised: the Module's
+
+
+# --- approximations: iterative forwards and finite differences ------------------------------
+
+
+async def test_an_iterative_approximation_is_checked_with_more_iterations(client):
+    # at n=20 bisection steps the root is resolved to ~2^-20 of the bracket: gradcheck fails for y,
+    # and w (which the root does not depend on) moves the iterate; at more steps both are right
+    r = await run(client, "BisectedRoot")
+    assert (r["status"], r["verdict"]) == ("pass", "ok"), r["summary"]
+    assert r["refined"] == {"n": {"from": "20", "to": "56"}}
+    assert (r["proof"]["inputs"], r["proof"]["zero"]) == (["y"], ["w"]), r["proof"]
+    assert "at n=56, not 20: an iterative approximation" in r["summary"], r["summary"]
+    assert any(n.startswith("forward is an iterative approximation: at n=20 gradcheck fails") for n in r["notes"])
+
+
+async def test_a_wrong_backward_of_an_iterative_forward_fails_at_every_setting(client):
+    r = await run(client, "BisectedRootWrong")
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
+    assert any("gradcheck fails with n=56 too" in n for n in r["notes"]), r["notes"]
+    assert "w:" not in r["summary"]  # reported at n=56, where w no longer moves the iterate
+
+
+async def test_a_step_too_coarse_for_the_curvature_is_retried_finer(client):
+    r = await run(client, "HighFrequency")  # sin(1e5 x)/1e5: the 1e-6 step's truncation error is 0.17%
+    assert (r["status"], r["verdict"]) == ("pass", "ok"), r["summary"]
+    assert r["finer_step"] == {"from": 1e-6, "to": 1e-7}
+    assert "eps=1e-07" in r["summary"], r["summary"]
+
+
+async def test_a_wrong_gradient_near_one_fails_at_the_finer_step_too(client):
+    r = await run(client, "HighFrequencyWrong")  # 5% too large: no step makes that agree
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
+    assert "analytical = 1.05 × numerical" in r["summary"], r["summary"]
+    assert not r.get("finer_step")

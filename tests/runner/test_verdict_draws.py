@@ -59,3 +59,34 @@ def test_what_makes_a_failure_on_extra_inputs_decisive():
     assert not decisive(_record("gradcheck (mode upper=True)", "fail", worst_relative_error=3e4,
                                 ignored_entries_only=True))
     assert decisive(_record("gradcheck (ties)", "fail", worst_relative_error=0.2, pattern={"kind": "scale"}))
+
+
+def _raised(phase, message, kind="RuntimeError"):
+    return {"status": "error", "verdict": "exception", "summary": "✗ %s in %s: %s" % (kind, phase, message),
+            "message": None, "notes": [], "exception": {"type": kind, "phase": phase, "message": message}}
+
+
+def test_backwards_own_autograd_grad_on_a_graph_made_up_inputs_do_not_build_is_inconclusive():
+    # zuko's GaussLegendre style: backward differentiates a callable's output w.r.t. tensors the
+    # made-up inputs do not connect to it: the inputs do not fit, nothing says the code is wrong
+    from gradlint.worker.verdict import inputs_unfit
+
+    for message in ("One of the differentiated Tensors appears to not have been used in the graph. Set "
+                    "allow_unused=True if this is the desired behavior.",
+                    "element 0 of tensors does not require grad and does not have a grad_fn"):
+        result = _raised("backward", message)
+        inputs_unfit(result)
+        assert (result["status"], result["verdict"]) == ("inconclusive", "inputs_unfit"), message
+        assert "backward's own torch.autograd.grad raised" in result["summary"]
+
+
+def test_any_other_error_in_backward_stays_the_codes_own():
+    from gradlint.worker.verdict import inputs_unfit
+
+    for phase, message, kind in (("backward", "The size of tensor a (3) must match the size of tensor b (4)",
+                                  "RuntimeError"),
+                                 ("backward", "name 'gard' is not defined", "NameError"),
+                                 ("forward", "name 'scael' is not defined", "NameError")):
+        result = _raised(phase, message, kind)
+        inputs_unfit(result)
+        assert result["verdict"] == "exception", (phase, message)

@@ -42,6 +42,10 @@ class Evidence(object):
         self.literals = {}  # name -> [literals it is compared with]
         self.called_with = {}  # name -> [values the module's own calls of the target pass]
         self.unused = set()  # parameters forward overwrites before reading them
+        # parameters that set how far an iterative approximation goes: the bound of a loop
+        # (``for _ in range(n)``, ``while i < max_iter``), a tolerance a loop stops at
+        # (``while err > tol``, ``if err < tol: break``), or one handed on as such (``tol=tol``)
+        self.refines = set()
 
     def vote(self, name, kind, strength=1):
         d = self.votes.setdefault(name, {})
@@ -53,6 +57,12 @@ class Evidence(object):
             return None, 0
         kind = max(d, key=lambda k: (d[k], k == TENSOR))
         return kind, d[kind]
+
+
+# keywords that hand an iteration count or a tolerance on to a solver
+REFINING_KEYWORDS = frozenset(("max_iter", "maxiter", "max_iters", "n_iter", "n_iters", "num_iter", "num_iters",
+                               "niter", "iters", "iterations", "n_steps", "num_steps", "max_steps", "tol", "atol",
+                               "rtol", "xtol", "ftol", "gtol", "tolerance"))
 
 
 def defined_in_user_class(fclass, name):
@@ -140,6 +150,8 @@ class Usage(ast.NodeVisitor):
                 self.ev.vote(p, OBJECT, 3)  # all_reduce(x, group=p)
             elif node.arg in _INT_KEYWORDS:
                 self.ev.vote(p, INT, 3)
+            if node.arg in REFINING_KEYWORDS:
+                self.ev.refines.add(p)
             elif node.arg in _NUMBER_KEYWORDS:
                 self.ev.vote(p, FLOAT, 2)
         self.generic_visit(node)
@@ -312,13 +324,37 @@ class Usage(ast.NodeVisitor):
 
     def visit_While(self, node):
         self._truth(node.test)
+        self.ev.refines.update(self._compared(node.test))
+        for inner in ast.walk(node):  # `if err < tol: break` inside the loop
+            if isinstance(inner, ast.If) and any(isinstance(b, ast.Break) for b in inner.body):
+                self.ev.refines.update(self._compared(inner.test))
         self.generic_visit(node)
 
     def visit_For(self, node):
         p = self._param(node.iter)
         if p:
             self.ev.vote(p, SEQUENCE, 3)
+        it = node.iter
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and it.args:
+            bound = self._param(it.args[1] if len(it.args) > 1 else it.args[0])
+            if bound:
+                self.ev.refines.add(bound)
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.If) and any(isinstance(b, ast.Break) for b in inner.body):
+                self.ev.refines.update(self._compared(inner.test))
         self.generic_visit(node)
+
+    def _compared(self, test):
+        """Parameters an ordering comparison in ``test`` reads (``i < n``, ``err.max() > tol``)."""
+        found = set()
+        for node in ast.walk(test):
+            if isinstance(node, ast.Compare) and all(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE))
+                                                     for op in node.ops):
+                for side in [node.left] + list(node.comparators):
+                    p = self._param(side)
+                    if p:
+                        found.add(p)
+        return found
 
     def visit_Starred(self, node):
         p = self._param(node.value)
@@ -353,6 +389,8 @@ def helpers(function, calls, evidence, depth=0):
             for kind, strength in (inner.votes.get(helper_name) or {}).items():
                 evidence.vote(ours, kind, max(1, strength - 1))
             evidence.literals.setdefault(ours, []).extend(inner.literals.get(helper_name, []))
+            if helper_name in inner.refines:
+                evidence.refines.add(ours)
 
 
 def none_gradient_positions(backward):

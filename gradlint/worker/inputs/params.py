@@ -55,6 +55,7 @@ class Param(object):
         self.none_grad = False  # backward returns a literal None for it
         self.modes = []  # values that pick branches, named by the code (checked one by one)
         self.constant_why = None  # why it is left undifferentiated (the code shows its None is by design)
+        self.refines = False  # an iteration count or a tolerance of an approximation forward iterates
 
     def __repr__(self):
         return "Param(%s: %s%s)" % (self.name, self.kind, ", grad" if self.requires_grad else "")
@@ -226,6 +227,7 @@ def _value_kind(values):
 def _decide(p, evidence, no_grad):
     param = _kind_of(p, evidence, no_grad)
     param.modes = _modes(p, evidence, param)
+    param.refines = p.name in evidence.refines
     return param
 
 

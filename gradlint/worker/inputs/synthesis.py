@@ -155,11 +155,13 @@ class Recipe(object):
         self.constraints = constraints or {}
         self.constants = set()  # tensors forward refuses with requires_grad (backward returns None for them)
         self.only = None  # names the domain applies to (None: every differentiated tensor)
+        self.overrides = {}  # position -> value that replaces the one made (explore.refined's settings)
 
     def _copy(self, shapes, domain):
         recipe = Recipe(self.params, self.values, shapes, domain, self.index_variant, self.constraints)
         recipe.constants = set(self.constants)
         recipe.only = self.only
+        recipe.overrides = dict(self.overrides)
         return recipe
 
     def with_domain(self, domain, only=None):
@@ -224,6 +226,9 @@ class Recipe(object):
                 args.append(m)
             else:
                 args.append(self.values[p.name])
+        for position, value in self.overrides.items():
+            if position < len(args):
+                args[position] = value
         return tuple(args)
 
     def info(self, seed):
