@@ -17,7 +17,7 @@ import warnings
 import torch
 
 from . import checks, compiled, customops, explore, funcchecks, gradchecks, precision
-from .inputs import caller_inputs, test_callers
+from .inputs import caller_inputs, doc_examples, test_callers
 from .introspect import defines, is_once_differentiable
 from .loading import Loader
 from .outcome import Outcome, Reporter, is_users
@@ -254,7 +254,8 @@ class Job(object):
         return raw, synth, "synthesized"
 
     def borrow(self, loaded, tried):
-        """Inputs from the project's code that calls the Function (its callers, then its tests):
+        """Inputs from the project's code that calls the Function (its callers, then its tests, then
+        the examples in its docstrings):
         a ``Borrowed``, or None (``tried`` gets why each caller did not)."""
         name = loaded.fclass.__name__
         self.progress("looking for inputs in the code that calls %s" % name, 10)
@@ -264,6 +265,10 @@ class Job(object):
             self.progress("looking for inputs in the tests that reach %s" % name, 12)
             borrowed = test_callers.capture(loaded.fn, loaded.fclass, seen["params"], seen["root"], seen["names"],
                                             self.opts, time.monotonic() + 20.0, tried)
+        if borrowed is None and seen.get("root") and self.tests_may_run:
+            self.progress("looking for inputs in the examples of docstrings that reach %s" % name, 14)
+            borrowed = doc_examples.capture(loaded.fn, loaded.fclass, seen["params"], seen["names"], self.opts,
+                                            time.monotonic() + 15.0, tried)
         return borrowed
 
     def time_left(self, needed=0.0):

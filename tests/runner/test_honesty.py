@@ -375,3 +375,22 @@ async def test_a_wrong_gradient_near_one_fails_at_the_finer_step_too(client):
     assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
     assert "analytical = 1.05 × numerical" in r["summary"], r["summary"]
     assert not r.get("finer_step")
+
+
+# --- inputs from the examples in the project's docstrings ------------------------------------
+
+
+async def test_inputs_come_from_a_docstring_example_when_nothing_else_gives_them(client):
+    # *phi and a callable: nothing to synthesize; no test calls it; integrate()'s docstring shows
+    # a use, run as a function's body so that its lambda closes over the tensor passed as phi
+    r = assert_valid(await client.run(fn_class("documented_proj/quadrature.py", "Midpoint"), timeout=240))
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert r["summary"].startswith(("✓", "⚠ first-order gradients match")), r["summary"]
+    assert r["synthesis"]["example"] == "quadrature.py:34 (the example in integrate's docstring)"
+    assert r["proof"]["inputs"] == ["a", "b", "phi[0]"], r["proof"]
+
+
+async def test_a_wrong_backward_is_caught_on_a_docstring_examples_inputs(client):
+    r = assert_valid(await client.run(fn_class("documented_proj/quadrature.py", "MidpointWrong"), timeout=240))
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
+    assert "wrong sign" in r["summary"], r["summary"]

@@ -379,7 +379,7 @@ def _py_files(folder, limit):
     return out[:limit]
 
 
-def _package_files(module):
+def package_files(module):
     """(root on sys.path, [files]): the target's top-level package first, then the rest of the
     project it sits in (not for an installed package: its site-packages is not a project)."""
     path = getattr(module, "__file__", None)
@@ -401,7 +401,7 @@ def _package_files(module):
     return root, files
 
 
-def _module_name(root, path):
+def module_name(root, path):
     rel = os.path.relpath(path, root)
     parts = rel[:-3].split(os.sep)
     if parts[-1] == "__init__":
@@ -414,7 +414,7 @@ class _Project(object):
 
     def __init__(self, module):
         self.module = module
-        self.root, files = _package_files(module) if module is not None else (None, [])
+        self.root, files = package_files(module) if module is not None else (None, [])
         own = getattr(module, "__file__", None)
         self.own = own
         self.files = [f for f in sorted(files, key=lambda f: f != own) if not is_test_file(f)]
@@ -445,14 +445,14 @@ class _Project(object):
             text = self._text(path)
             if name not in text:
                 continue
-            module_name = self.module.__name__ if path == self.own else _module_name(self.root, path)
-            tree = self._tree(path) if module_name is not None else None
+            dotted = self.module.__name__ if path == self.own else module_name(self.root, path)
+            tree = self._tree(path) if dotted is not None else None
             if tree is None:
                 continue
             for owner, fn_name, line in finder(tree, name):
                 if owner == name or (owner is None and fn_name == name):
                     continue  # the Function's own methods; a function's recursion
-                found.append(_Caller(fclass, module_name, path, owner, fn_name, line, params_of_target))
+                found.append(_Caller(fclass, dotted, path, owner, fn_name, line, params_of_target))
                 if len(found) >= limit:
                     return found
         return found

@@ -255,7 +255,7 @@ class _TestCall(object):
         fn = _bound(self.module, self.owner, self.node.name)
         if fn is None:
             return None
-        with stand_in(self.fclass), _time_limit(seconds):
+        with stand_in(self.fclass), time_limit(seconds):
             try:
                 fn(**self.kwargs)
             except Reached as r:
@@ -271,7 +271,7 @@ class _TooLong(BaseException):
     test's own ``except Exception`` does not swallow it)."""
 
 
-class _time_limit(object):
+class time_limit(object):
     def __init__(self, seconds):
         self.seconds = seconds
 
