@@ -364,6 +364,9 @@ def _names(node: cst.CSTNode) -> list[cst.Name]:
 
 
 def _qualname(name: str, scope: Scope) -> tuple[str, bool]:
+    """The class's dotted name (``factory.<locals>.Fn`` inside a function) and whether the worker
+    can reach it: defined at module level or in module-level classes, or made by a **factory**
+    (``factory_returning``)."""
     parts = [name]
     importable = True
     current: Scope | None = scope
@@ -375,7 +378,41 @@ def _qualname(name: str, scope: Scope) -> tuple[str, bool]:
             parts.append(f"{node.name.value}.<locals>")
             importable = False
         current = current.parent
+    if not importable and factory_returning(name, scope):
+        importable = True
     return ".".join(reversed(parts)), importable
+
+
+def factory_returning(name: str, scope: Scope) -> bool:
+    """Is the class ``name`` defined directly in a module-level function that returns it (``return
+    Fn`` or ``return Fn.apply``: qpth's ``QPFunction(eps=...)`` returns ``QPFunctionFn.apply``)?
+    The worker then calls that function (with its defaults) to reach the class. Never a test
+    function (calling it would run the test)."""
+    node = scope.node
+    parent = scope.parent
+    if scope.kind != "function" or not isinstance(node, cst.FunctionDef) or parent is None \
+            or parent.kind != "module" or node.name.value.startswith("test"):
+        return False
+
+    class Returns(cst.CSTVisitor):
+        found = False
+
+        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+            return inner is node  # returns of nested functions are theirs
+
+        def visit_ClassDef(self, inner: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Return(self, ret: cst.Return) -> None:
+            value = ret.value
+            if isinstance(value, cst.Attribute) and value.attr.value == "apply":
+                value = value.value
+            if isinstance(value, cst.Name) and value.value == name:
+                self.found = True
+
+    visitor = Returns()
+    node.visit(visitor)
+    return visitor.found
 
 
 def _enclosing(scope: Scope) -> str | None:

@@ -296,6 +296,8 @@ class Loader(object):
     # -- the target -------------------------------------------------------------------
 
     def resolve(self, module, qualname):
+        if ".<locals>." in qualname:
+            return self._from_factory(module, qualname)
         obj = module
         try:
             for p in qualname.split("."):
@@ -304,6 +306,41 @@ class Loader(object):
             raise Outcome("error", "target_not_found",
                           "✗ `%s` is not defined in %s" % (qualname, os.path.basename(self.path)))
         return obj
+
+    def _from_factory(self, module, qualname):
+        """A Function class defined inside a module-level function that returns it (or its
+        ``apply``): the function is called with its defaults, and the class it defines while it
+        runs is the target (caught as torch's Function metaclass makes it, whatever the function
+        returns)."""
+        factory_name, _, rest = qualname.partition(".<locals>.")
+        factory = getattr(module, factory_name, None)
+        if not callable(factory) or "." in rest:
+            raise Outcome("error", "target_not_found",
+                          "✗ `%s` is not defined in %s" % (qualname, os.path.basename(self.path)))
+        needs = _required_params(factory)
+        if needs:
+            raise Outcome("no_inputs", None, "cannot make `%s`: the function that defines it, `%s`, needs %s (a "
+                                             "Function a factory makes is run with the factory's defaults)"
+                          % (rest, factory_name, ", ".join("`%s`" % n for n in needs)))
+        meta = type(torch.autograd.Function)
+        made = []
+        original = meta.__init__
+
+        def recording(cls, *args, **kwargs):
+            original(cls, *args, **kwargs)
+            made.append(cls)
+
+        meta.__init__ = recording
+        try:
+            factory()
+        finally:
+            meta.__init__ = original
+        found = [c for c in made if getattr(c, "__qualname__", None) == qualname]
+        if not found:
+            raise Outcome("error", "target_not_found",
+                          "✗ `%s()` did not define `%s` when called with its defaults" % (factory_name, rest))
+        self.result["notes"].append("`%s` is made by `%s()`, called with its defaults" % (rest, factory_name))
+        return found[-1]
 
     def load(self):
         """Import the module and reach the target: a Loaded."""

@@ -1,0 +1,42 @@
+"""Functions defined inside a function that returns them (a factory): found as targets and run by
+calling the factory with its defaults; other local Functions stay out of a "run everything"."""
+import pytest
+
+from _runner_util import assert_valid, fixture, fn_class
+from gradlint.runner.targets import find_targets
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+FILE = "factories.py"
+
+
+def _targets():
+    with open(fixture(FILE), encoding="utf-8") as fh:
+        return {t.qualname: t for t in find_targets(fh.read()) if t.kind == "function_class"}
+
+
+def test_a_function_a_factory_returns_is_a_target_and_a_local_one_is_not():
+    targets = _targets()
+    assert targets["ScaledSquare.<locals>.ScaledSquareFn"].importable
+    assert targets["ScaledSquareWrong.<locals>.ScaledSquareWrongFn"].importable
+    assert targets["Shifted.<locals>.ShiftedFn"].importable
+    assert not targets["helper_uses_a_local_function.<locals>.Doubled"].importable
+
+
+async def test_the_factory_is_called_with_its_defaults(client):
+    r = assert_valid(await client.run(fn_class(FILE, "ScaledSquare.<locals>.ScaledSquareFn"), timeout=240))
+    assert (r["status"], r["verdict"]) == ("pass", "ok"), r["summary"]
+    assert "`ScaledSquareFn` is made by `ScaledSquare()`, called with its defaults" in r["notes"]
+
+
+async def test_a_wrong_backward_of_a_factorys_function_fails(client):
+    r = assert_valid(await client.run(fn_class(FILE, "ScaledSquareWrong.<locals>.ScaledSquareWrongFn"),
+                                      timeout=240))
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
+    assert "analytical = 0.5 × numerical" in r["summary"], r["summary"]
+
+
+async def test_a_factory_that_needs_arguments_is_named_not_guessed(client):
+    r = assert_valid(await client.run(fn_class(FILE, "Shifted.<locals>.ShiftedFn"), timeout=240))
+    assert r["status"] == "no_inputs", r["summary"]
+    assert "`Shifted`, needs `shift`" in r["summary"], r["summary"]
