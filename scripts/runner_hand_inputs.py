@@ -306,8 +306,189 @@ HELDOUT2: dict[str, list[dict]] = {
     }],
 }
 
+# -- heldout3 -----------------------------------------------------------------------------------------
+
+# A robot for pytorch-kinematics (its sdist ships no URDF): a tree with revolute joints about tilted axes, a
+# prismatic joint, a fixed tool frame and a side branch, rotated origins throughout.
+_PK_URDF = ("<robot name='arm'><link name='base'/><link name='l1'/><link name='l2'/><link name='l3'/>"
+            "<link name='tool'/><link name='side'/>"
+            "<joint name='j1' type='revolute'><parent link='base'/><child link='l1'/>"
+            "<origin xyz='0 0 0.3' rpy='0 0 0'/><axis xyz='0 0 1'/>"
+            "<limit lower='-3' upper='3' effort='1' velocity='1'/></joint>"
+            "<joint name='j2' type='revolute'><parent link='l1'/><child link='l2'/>"
+            "<origin xyz='0.1 0 0.2' rpy='0.3 0 0.1'/><axis xyz='0 1 0'/>"
+            "<limit lower='-3' upper='3' effort='1' velocity='1'/></joint>"
+            "<joint name='j3' type='prismatic'><parent link='l2'/><child link='l3'/>"
+            "<origin xyz='0 0.2 0.1' rpy='0 0.2 0'/><axis xyz='1 0 0'/>"
+            "<limit lower='-1' upper='1' effort='1' velocity='1'/></joint>"
+            "<joint name='j4' type='fixed'><parent link='l3'/><child link='tool'/>"
+            "<origin xyz='0 0 0.05' rpy='0.1 0.2 0.3'/></joint>"
+            "<joint name='j5' type='revolute'><parent link='l1'/><child link='side'/>"
+            "<origin xyz='0 0.1 0' rpy='0 0 0.5'/><axis xyz='0.6 0 0.8'/>"
+            "<limit lower='-3' upper='3' effort='1' velocity='1'/></joint></robot>")
+
+
+# TorchDiffEqPack's ODE right-hand side: an nn.Module f(t, y) (its adjoints read func.parameters()), made inside the
+# checked module's namespace; t may be a float32 tensor (odesolve_adjoint casts t0) or a float
+def _tdep(inner: str) -> str:
+    """`inner` (an expression using `_tdep_func()`, which makes the ODE's nn.Module) as one expression."""
+    return ("(lambda _tdep_func: %s)(lambda: (lambda m: (setattr(m, 'a', torch.nn.Parameter(0.5 + torch.rand(4, "
+            "dtype=torch.float64))), m)[1])(type('ODEFunc', (torch.nn.Module,), {'forward': lambda self, t, y: "
+            "-self.a * y + 0.5 * torch.sin(torch.as_tensor(t, dtype=y.dtype)) * y.flip(-1) - 0.3 * y ** 3})()))"
+            % inner)
+
+
+HELDOUT3: dict[str, list[dict]] = {
+    # torch-hyperbolic 0.0.3 (torch_hyperbolic/utils.py): inverse hyperbolic functions computed in float64, used by
+    # its PoincareBall (artanh of sqrt(c) |x| < 1) and Hyperboloid (arcosh of a Minkowski product >= 1) manifolds
+    "torch_hyperbolic/utils.py::Artanh": [{
+        "inputs": "(0.9 * (2 * torch.rand(3, 4, dtype=%s) - 1),)" % D,
+        "why": "artanh(x) on (-1, 1), where the Poincare ball calls it (sqrt(c) * norm < 1); away from the clamp at "
+               "1 - 1e-15",
+    }],
+    "torch_hyperbolic/utils.py::Arsinh": [{
+        "inputs": "(3 * torch.randn(3, 4, dtype=%s),)" % D,
+        "why": "arsinh(x) on the whole real line",
+    }],
+    "torch_hyperbolic/utils.py::Arcosh": [{
+        "inputs": "(1.1 + 3 * torch.rand(3, 4, dtype=%s),)" % D,
+        "why": "arcosh(x) for x > 1 (the Hyperboloid's sqrt(c) <x, y>_L); away from the clamp at 1 + 1e-15",
+    }],
+    # hypll 0.1.1: the Frechet mean on the Poincare ball, by a fixed-point iteration forward and implicit
+    # differentiation (inverse Hessian of the Frechet variance) backward
+    "hypll/manifolds/poincare_ball/math/stats.py::FrechetMean": [{
+        "inputs": "((lambda x: 0.7 * x / (1 + x.norm(dim=-1, keepdim=True)))(torch.randn(2, 5, 3, dtype=%s)), "
+                  "torch.tensor(1.0, dtype=%s))" % (D, D),
+        "fn": "lambda x, c: frechet_mean(x, c, -1, [1], True)",
+        "expect": "fail",
+        "why": "a real bug: with keepdim=True forward unsqueezes the mean back to (2, 1, 3) but backward never "
+               "removes those dimensions from grad_output, so frechet_ball_backward's torch.autograd.grad gets a "
+               "gradient of shape (2, 2, 3) for an output (2, 3) and raises ('Mismatch in shape'), for any batch "
+               "of more than one mean. frechet_variance(x, c) calls frechet_mean(..., keepdim=True) whenever mu is "
+               "not given, and PoincareBall.frechet_mean exposes keepdim. Inputs: 2 sets of 5 points in the unit "
+               "ball (vec_dim=-1, batch_dim=1), c = 1 (the unbatched (5, 3) case passes only because backward's "
+               "bare .squeeze() happens to drop the single kept dimension)",
+    }, {
+        "inputs": "((lambda x: 0.7 * x / (1 + x.norm(dim=-1, keepdim=True)))(torch.randn(5, 3, dtype=%s)), "
+                  "torch.tensor(1.0, dtype=%s))" % (D, D),
+        "fn": "lambda x, c: frechet_mean(x, c, -1, 0, False)",
+        "why": "PoincareBall.frechet_mean(x, batch_dim=0): frechet_mean(x, c=self.c(), vec_dim=man_dim, batch_dim) "
+               "with points inside the ball of radius 1/sqrt(c) and the positive curvature c = softplus(value) "
+               "of Curvature (learnable with requires_grad=True: backward returns its gradient too). Right "
+               "(informative: the label comes from #0)",
+    }, {
+        "inputs": "((lambda x: 0.7 * x / (1 + x.norm(dim=1, keepdim=True)))(torch.randn(2, 3, 4, dtype=%s)), "
+                  "torch.tensor(0.7, dtype=%s))" % (D, D),
+        "fn": "lambda x, c: frechet_mean(x, c, 1, [2], False)",
+        "why": "a batch of 2 means, the manifold dimension not last (vec_dim=1, as a ManifoldTensor's man_dim "
+               "may be), the points on the last dimension (batch_dim=[2], as HAvgPool2d's frechet_mean(x, "
+               "batch_dim=2)), curvature 0.7: right without keepdim (informative)",
+    }],
+    # pytorch-kinematics 0.10.0: forward kinematics computed on a detached th, then _FKAnalyticalBackward attaches
+    # the geometric Jacobian as the gradient of the link poses w.r.t. the joint values
+    "pytorch_kinematics/chain.py::_FKAnalyticalBackward": [{
+        "inputs": "(torch.rand(2, 4, dtype=%s) * 2 - 1,)" % D,
+        "fn": "(lambda c: lambda th: Chain(c.to(dtype=torch.float64)._root, dtype=torch.float64)"
+              ".forward_kinematics_tensor(th))"
+              "(__import__('pytorch_kinematics').build_chain_from_urdf(%r))" % _PK_URDF,
+        "why": "Chain.forward_kinematics_tensor(th) with th (B, n_joints) requiring grad (the analytical path, its "
+               "default), its only call site. The Function itself passes T_world_link through and returns the gradient "
+               "for th, so it is checked through that method, on a tree robot (revolute joints about tilted axes, "
+               "a prismatic joint, a fixed frame, two branches) built from a URDF string as in "
+               "build_chain_from_urdf's docstring; the Chain made in float64 (chain.to(dtype=torch.float64))",
+    }],
+    # torchgw 0.4.2: entropic optimal transport (log-domain Sinkhorn) for sampled Gromov-Wasserstein
+    "torchgw/_solver.py::_SinkhornImplicit": [{
+        "inputs": "(torch.rand(4, 5, dtype=%s),)" % D,
+        "fn": "(lambda a, b: lambda C: _SinkhornImplicit.apply(C, a, b, 0.3, 5000, 1e-13, 10))"
+              "(torch.ones(4, dtype=%s) / 4, (lambda w: w / w.sum())(torch.rand(5, dtype=%s) + 0.5))" % (D, D),
+        "why": "_sinkhorn_differentiable(C, a, b, reg, grad_mode='implicit') as test_sinkhorn_grad calls it: a cost "
+               "C (N, K), marginals a, b; iterated to a marginal error of 1e-13 (the implicit gradient is the one of "
+               "the fixed point). The marginals are constants (sampled_gw's p and q: uniform, or weights the user "
+               "gives; backward returns None for them by design of the API), passed through the wrapper",
+    }],
+    "torchgw/_solver.py::_SinkhornApproximate": [{
+        "inputs": "(torch.rand(4, 5, dtype=%s),)" % D,
+        "fn": "(lambda a, b: lambda C: _SinkhornApproximate.apply(C, a, b, 0.3, 5000, 1e-13, 10, False, 1.0))"
+              "(torch.ones(4, dtype=%s) / 4, (lambda w: w / w.sum())(torch.rand(5, dtype=%s) + 0.5))" % (D, D),
+        "expect": "fail",
+        "why": "by design: 'frozen-potentials approximation ... dT/dC ~ -T/eps (treats potentials as constants). "
+               "Fast but inexact' (its docstring; grad_mode='approximate')",
+    }],
+    # TorchDiffEqPack 1.0.1: the adaptive checkpoint adjoint (ACA, odesolve_adjoint) and the asynchronous leapfrog
+    # adjoint (MALI, odesolve_adjoint_sym12) of Neural ODEs; both end backward with `del ctx.z0, ctx.state0` (and
+    # MALI `ctx.ans`), so a graph can be differentiated once only
+    "TorchDiffEqPack/odesolver_mem/adjoint.py::Checkpointing_Adjoint": [{
+        "inputs": "(torch.randn(4, dtype=%s), torch.tensor(1.0, dtype=%s))" % (D, D),
+        "fn": _tdep("(lambda m: lambda y0, t1: odesolve_adjoint(m, y0, {'method': 'dopri5', 'h': None, "
+                    "'t0': 0.0, 't1': t1, 'rtol': 1e-8, 'atol': 1e-8, 'print_neval': False, 'neval_max': 500000}))"
+                    "(_tdep_func())"),
+        "expect": "fail",
+        "why": "a real bug: backward ends with `del z0, ctx.z0, state0, ctx.state0`, so a second backward of the same "
+               "graph (retain_graph=True, as gradcheck's reentrancy check and any user computing two gradients do) "
+               "raises AttributeError: 'Checkpointing_AdjointBackward' object has no attribute 'z0'. A first "
+               "backward alone is right (checked by hand on this ODE: its gradients for y0, t1 and the parameter "
+               "agree with central differences to ~1e-4). Inputs from odesolve_adjoint's docstring: func an "
+               "nn.Module f(t, y), y0, options method 'dopri5', t0, t1, rtol, atol, print_neval, neval_max; func's "
+               "parameter is held fixed here (odesolve_adjoint flattens func.parameters() into the Function's "
+               "flat_params input)",
+    }, {
+        "inputs": "(torch.randn(4, dtype=%s),)" % D,
+        "fn": _tdep("(lambda m: lambda y0: odesolve_adjoint(m, y0, {'method': 'rk2', 'h': 0.1, 't0': 0.0, "
+                    "'t1': 1.0, 'print_neval': False}))(_tdep_func())"),
+        "expect": "fail",
+        "why": "a second real bug: with the fixed-grid methods odesolve_adjoint's docstring lists ('euler', 'rk2'), "
+               "the first backward already raises TypeError: 'NoneType' object is not iterable (their step returns "
+               "error=None and backward calls list(error)); h 0.1 as the docstring requires for fixed-step solvers",
+    }],
+    "TorchDiffEqPack/odesolver_mem/adjoint_mem.py::Checkpointing_Adjoint": [{
+        "inputs": "(torch.randn(4, dtype=%s), torch.tensor(1.0, dtype=%s))" % (D, D),
+        "fn": _tdep("(lambda m: lambda y0, t1: odesolve_adjoint_sym12(m, y0, {'method': 'sym12async', "
+                    "'h': None, 't0': 0.0, 't1': t1, 'rtol': 1e-6, 'atol': 1e-6, 'print_neval': False, "
+                    "'neval_max': 500000}))(_tdep_func())"),
+        "expect": "fail",
+        "why": "a real bug: backward ends with `del state0, ctx.state0, ans, ctx.ans, ctx.z0`, so a second backward "
+               "of the same graph (retain_graph=True) raises AttributeError ('... has no attribute ...'). A first "
+               "backward alone is right within MALI's tolerance (checked by hand on this ODE: y0's and t1's "
+               "gradients agree with central differences to ~1e-3). Inputs from odesolve_adjoint_sym12's "
+               "docstring: method 'sym12async', h None, t0, t1, rtol and atol (1e-6, tighter than the suggested "
+               "1e-3), print_neval, neval_max; func's parameter held fixed as above",
+    }],
+    # pytopk 0.1.0: the smoothed top-k of Garcin et al. (ICML 2022), the k-th largest of x + epsilon * Z averaged
+    # over noise samples Z; backward is the exact gradient for those samples (the averaged one-hot of the argmax)
+    "pytopk/noised_topk.py::_NoisedTopK": [{
+        "inputs": "(torch.randn(3, 6, dtype=%s),)" % D,
+        "fn": "(lambda Z: lambda x: _NoisedTopK.apply(x, Z, 2, 1.0, -1, -1))(torch.randn(3, 6, 5, dtype=%s))" % D,
+        "why": "NoisedTopK(k=2, epsilon=1.0, n_sample=5, dim=-1).forward: Z = randn(*x.size(), n_sample), "
+               "_noised_topk(x, Z, k, epsilon, dim, dim_offset=-1). Z is the sampled noise, not a parameter (its "
+               "gradient is None by design): drawn once and held fixed by the wrapper",
+    }, {
+        "inputs": "(torch.randn(6, 3, dtype=%s),)" % D,
+        "fn": "(lambda Z: lambda x: _NoisedTopK.apply(x, Z, 3, 0.5, 0, 0))(torch.randn(6, 3, 4, dtype=%s))" % D,
+        "why": "dim=0 (dim_offset 0, the other branch of NoisedTopK._set_offset), k=3, epsilon=0.5, 4 samples",
+    }],
+    # magic-clamp 0.0.4: clamps and projections whose backward is a straight-through / projected-gradient rule
+    "magic_clamp/autograd.py::ClampWithConditionalSTEFunction": [{
+        "inputs": "(2 * torch.randn(3, 4, dtype=%s),)" % D,
+        "fn": "lambda x: ClampWithConditionalSTEFunction.apply(x, -1.0, 1.0, True)",
+        "expect": "fail",
+        "why": "by design: 'Clamps in the forward pass and applies the conditional STE in the backward pass' "
+               "(magic_clamp(x, -1, 1)); some entries outside [-1, 1]",
+    }],
+    "magic_clamp/autograd.py::ConstraintWithHyperPGDFunction": [{
+        "inputs": "(2 * torch.randn(3, 4, dtype=%s),)" % D,
+        "fn": "lambda x: ConstraintWithHyperPGDFunction.apply(x, lambda v: v * (v.norm(dim=-1, keepdim=True)"
+              ".clamp(max=1.0) / v.norm(dim=-1, keepdim=True).clamp(min=1e-12)), True, -1)",
+        "expect": "fail",
+        "why": "by design: 'Applies an idempotent constraint in the forward pass, and uses it in the backward pass "
+               "as a projection operator for hyper PGD' (magic_sphere(x, radius=1): project_to_sphere); rows of "
+               "norm above 1",
+    }],
+}
+
 HAND: dict[str, dict[str, list[dict]]] = {
     "tune": TUNE,
     "heldout": {},  # written at the end, when the held-out set is measured
     "heldout2": HELDOUT2,
+    "heldout3": HELDOUT3,
 }

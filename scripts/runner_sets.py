@@ -3,7 +3,9 @@
 - ``old``: the 11 packages the runner was developed with in earlier rounds;
 - ``tune``: packages new to this project, used to develop the runner's mechanisms for issue 23;
 - ``heldout``: packages new to this project, kept aside and measured once, at the end;
-- ``heldout2``: a second held-out set of packages never used before by this project (labelled by hand gradchecks only).
+- ``heldout2``: a second held-out set of packages never used before by this project (labelled by hand gradchecks only);
+- ``heldout3``: a third held-out set, again of packages no file of this project had named (labelled by hand gradchecks
+  only).
 
 Each set names its packages (PyPI name, version, what the run interpreter needs besides the set's
 base requirements), the Functions whose backward is not the derivative of forward by design (with the
@@ -132,9 +134,40 @@ HELDOUT2_NOT_A_DERIVATIVE = {
                                                      "graph instead of storing them",
 }
 
+# -- heldout3: a third held-out set, of packages no script, benchmark or note of this project had named ----------
+# (hyperbolic geometry and an implicitly differentiated Fréchet mean, robot forward kinematics with an analytical
+# geometric Jacobian, entropic optimal transport by implicit differentiation, reverse-accurate ODE adjoints, a
+# perturbed (noised) top-k, straight-through clamps); measured once, at the end.
+
+HELDOUT3_PACKAGES: list[tuple[str, str, list[str]]] = [
+    ("torch-hyperbolic", "0.0.3", []),
+    ("hypll", "0.1.1", []),
+    ("pytorch-kinematics", "0.10.0", ["arm-pytorch-utilities==0.5.0", "pytorch-seed==0.2.0", "lxml==6.2.0",
+                                      "absl-py==2.5.1", "pyyaml==6.0.4", "matplotlib==3.10.7"]),
+    ("torchgw", "0.4.2", ["scikit-learn==1.9.1", "joblib==1.6.0"]),
+    ("torchdiffeqpack", "1.0.1", []),
+    ("pytopk", "0.1.0", []),
+    ("magic-clamp", "0.0.4", []),
+]
+
+HELDOUT3_NOT_A_DERIVATIVE = {
+    "torchgw/_solver.py::_SinkhornApproximate": "'Differentiable Sinkhorn with frozen-potentials approximation. "
+                                                "Backward: dT/dC ~ -T/eps (treats potentials as constants). Fast but "
+                                                "inexact - use _SinkhornImplicit for exact gradients' (torchgw "
+                                                "docstring; grad_mode='approximate')",
+    "magic_clamp/autograd.py::ClampWithConditionalSTEFunction": "'Clamps in the forward pass and applies the "
+                                                                "conditional STE in the backward pass' (magic-clamp "
+                                                                "docstring): a straight-through estimator",
+    "magic_clamp/autograd.py::ConstraintWithHyperPGDFunction": "'Applies an idempotent constraint in the forward pass, "
+                                                               "and uses it in the backward pass as a projection "
+                                                               "operator for hyper PGD' (magic-clamp docstring): "
+                                                               "backward returns x - P(P(x) - grad), not a vjp",
+}
+
 SETS = {
     "old": {"packages": OLD_PACKAGES, "base": OLD_BASE, "not_a_derivative": OLD_NOT_A_DERIVATIVE},
     "tune": {"packages": TUNE_PACKAGES, "base": NEW_BASE, "not_a_derivative": TUNE_NOT_A_DERIVATIVE},
     "heldout": {"packages": HELDOUT_PACKAGES, "base": NEW_BASE, "not_a_derivative": HELDOUT_NOT_A_DERIVATIVE},
     "heldout2": {"packages": HELDOUT2_PACKAGES, "base": NEW_BASE, "not_a_derivative": HELDOUT2_NOT_A_DERIVATIVE},
+    "heldout3": {"packages": HELDOUT3_PACKAGES, "base": NEW_BASE, "not_a_derivative": HELDOUT3_NOT_A_DERIVATIVE},
 }
