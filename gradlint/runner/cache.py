@@ -1,7 +1,9 @@
 """Run results on disk, by plan key and environment (interpreter + torch version).
 
 A plan's key (plans.py) covers the text of every file it read and its requests; the
-environment is the interpreter and torch version that ran it. A cache file is the result's
+environment is the interpreter and torch version that ran it; and every key is mixed with the
+text of the worker and runner code that produced the result (``checker_fingerprint``), so an
+upgraded gradlint (or an edited checkout) never answers with an older gradlint's verdict. A cache file is the result's
 JSON (docs/run-result-schema.md) with one more key, ``inputs_source``; it is written
 atomically, and an entry that cannot be read is a miss. Transient outcomes (cancelled,
 timed out, crashed) are not kept.
@@ -18,6 +20,22 @@ from pathlib import Path
 from .result import RunResult
 
 SOURCE_KEY = "inputs_source"  # stored next to the result's keys
+_PACKAGE = Path(__file__).resolve().parent.parent  # gradlint/
+_FINGERPRINT: list[str] = []
+
+
+def checker_fingerprint() -> str:
+    """A digest of the code that decides a result: the worker package and the runner (read once)."""
+    if not _FINGERPRINT:
+        digest = hashlib.sha256()
+        for folder in ("worker", "runner"):
+            for file in sorted((_PACKAGE / folder).rglob("*.py")):
+                try:
+                    digest.update(file.relative_to(_PACKAGE).as_posix().encode() + b"\0" + file.read_bytes())
+                except OSError:
+                    digest.update(b"?")
+        _FINGERPRINT.append(digest.hexdigest()[:16])
+    return _FINGERPRINT[0]
 
 
 class ResultCache:
@@ -29,7 +47,7 @@ class ResultCache:
     def _file(self, key: str, environment: str) -> Path | None:
         if self.directory is None:
             return None
-        digest = hashlib.sha256(f"{key}:{environment}".encode()).hexdigest()[:32]
+        digest = hashlib.sha256(f"{key}:{environment}:{checker_fingerprint()}".encode()).hexdigest()[:32]
         return self.directory / f"{digest}.json"
 
     def get(self, key: str, environment: str) -> tuple[RunResult, str | None] | None:

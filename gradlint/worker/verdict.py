@@ -170,34 +170,57 @@ _GRAPH_UNFIT = ("appears to not have been used in the graph", "does not require 
                 "One of the differentiated Tensors does not require grad")
 
 
-def _unfit_phase(exc):
+# a rank error: what backward's own code raises when it indexes tensors by more dimensions than
+# the made-up inputs have (``T[:, :, :3, :3]`` on a 2-D tensor). Size and layout errors are not
+# among them: a gradient built with the wrong number of values fails at every rank
+_RANK_ERRORS = ("too many indices for tensor of dimension", "Dimension out of range")
+
+
+def _rank_error_in_backward(exc, synthesis):
+    """Backward's own code raised a rank error (``_RANK_ERRORS``), and the search for inputs found no
+    shape at all on which backward runs (``synthesis["backward_rejected"]``): the made-up shapes
+    never had the rank or sizes backward indexes by. The engine's own "returned an invalid
+    gradient" (a gradient of the wrong shape) is backward's fault on any inputs, and stays ✗."""
+    if exc.get("phase") != "backward" or not (synthesis or {}).get("backward_rejected"):
+        return False
+    kind = str(exc.get("type") or "").split(".")[-1]
+    message = str(exc.get("message") or "")
+    if "returned an invalid gradient" in message or not exc.get("traceback"):
+        return False
+    return kind in ("IndexError", "RuntimeError") and any(w in message for w in _RANK_ERRORS)
+
+
+def _unfit_phase(exc, synthesis=None):
     """Forward raised; or backward's own ``torch.autograd.grad`` found the graph it differentiates
     not built the way it expects (on made-up inputs: a callable argument that closes over tensors
-    other than those passed, a parameter that does not require grad)."""
+    other than those passed, a parameter that does not require grad); or backward indexed the
+    made-up tensors by a rank no shape tried had (``_rank_error_in_backward``)."""
     if exc.get("phase") == "forward":
         return "forward"
     if exc.get("phase") == "backward" and any(s in str(exc.get("message") or "") for s in _GRAPH_UNFIT):
-        return "backward"
+        return "backward's own torch.autograd.grad"
+    if _rank_error_in_backward(exc, synthesis):
+        return "backward (on every shape tried)"
     return None
 
 
 def inputs_unfit(result):
     """Forward raised on inputs gradlint synthesized (or backward's own ``torch.autograd.grad`` found
-    no graph to differentiate: ``_unfit_phase``), and the project's own code gave none to use
+    no graph to differentiate, or backward's code a rank error on every shape tried:
+    ``_unfit_phase``), and the project's own code gave none to use
     instead (explore.callers_instead): the exception shows that the made-up inputs did not fit the
     code (a flag made a tensor, a shape forward asserts against, a value off its domain), not
     that the code is wrong. Such a run is **inconclusive** (``inputs_unfit``), never ✗; an
     exception no inputs cause (a NameError) stays the code's failure."""
     exc = result.get("exception") or {}
     kind = str(exc.get("type") or "").split(".")[-1]
-    phase = _unfit_phase(exc)
+    phase = _unfit_phase(exc, result.get("synthesis"))
     if result.get("verdict") != "exception" or phase is None or kind in _RAISED_ON_ANY_INPUTS:
         return
     said = _strip(result.get("summary") or "")
     result.update(status="inconclusive", verdict="inputs_unfit",
                   summary="⚠ inconclusive: %s raised on the inputs gradlint made up (%s); no gradient "
-                          "was checked" % (phase if phase == "forward" else "backward's own torch.autograd.grad",
-                                           said),
+                          "was checked" % (phase, said),
                   message="gradlint synthesized the inputs from forward's signature, and no code of the project "
                           "calls it with inputs to use instead. Declare inputs that fit (`# gradlint: "
                           "inputs=...` above it), or check it from a test that calls it (`pytest --gradlint`)."

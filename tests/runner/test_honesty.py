@@ -377,6 +377,33 @@ async def test_a_wrong_gradient_near_one_fails_at_the_finer_step_too(client):
     assert not r.get("finer_step")
 
 
+async def test_a_clamp_guarding_a_singularity_draws_inputs_inside_it(client):
+    # x.clamp(-1 + 1e-15, 1 - 1e-15): outside, forward is flat and backward is 1/(1 - (1-1e-15)²)
+    # ≈ 5e14; the Function is not defined there, so only its domain is checked
+    r = await run(client, "GuardedArtanh")
+    assert r["summary"].startswith(("✓", "⚠ first-order gradients match")), r["summary"]
+    x = next(i for i in r["inputs"] if i["name"] == "x")
+    assert x["source"] == "synthesized"
+    assert any("guarding a singularity" in c for c in r["synthesis"]["constraints"]), r["synthesis"]
+
+
+async def test_a_wrong_backward_inside_a_guarded_domain_fails(client):
+    r = await run(client, "GuardedArtanhWrong")
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
+
+
+async def test_a_one_sided_guard_draws_above_it(client):
+    r = await run(client, "GuardedArcosh")  # clamp(min=1.0 + 1e-15): arcosh is defined above 1
+    assert r["summary"].startswith(("✓", "⚠ first-order gradients match")), r["summary"]
+
+
+async def test_backward_rejecting_every_made_up_shape_is_inputs_unfit_not_a_failure(client):
+    r = await run(client, "PassThroughPoses")  # poses[:, :, :3, :3]: no shape tried fits
+    assert (r["status"], r["verdict"]) == ("inconclusive", "inputs_unfit"), r["summary"]
+    assert "IndexError" in r["summary"] and "no gradient was checked" in r["summary"], r["summary"]
+    assert r["synthesis"]["backward_rejected"], r["synthesis"]
+
+
 # --- inputs from the examples in the project's docstrings ------------------------------------
 
 

@@ -181,6 +181,21 @@ def test_a_second_prover_reads_the_cache_and_transient_outcomes_are_not_kept(tmp
     assert len(timeouts.requests) == 2
 
 
+def test_a_result_cached_by_other_checker_code_is_not_reused(tmp_path, monkeypatch):
+    # an upgraded gradlint (or an edited checkout) must not answer with an older gradlint's verdict
+    import gradlint.runner.cache as cache_module
+
+    function = _plans(tmp_path)[0]
+    cache = ResultCache(tmp_path / "cache")
+    runs = _Runs()
+    Prover(cache, "python:torch").prove_sync(function, runs)
+    assert Prover(cache, "python:torch").prove_sync(function, runs).cached
+    monkeypatch.setattr(cache_module, "_FINGERPRINT", ["another worker"])
+    assert not Prover(cache, "python:torch").prove_sync(function, runs).cached
+    assert len(runs.requests) == 2
+    assert len(cache_module.checker_fingerprint()) > 0
+
+
 def test_a_source_that_gives_no_inputs_falls_back_and_says_so(tmp_path):
     function = _plans(tmp_path)[0]
     requests = []

@@ -13,7 +13,8 @@ names mapped to the target's parameters) are read for:
 - **layouts**: ``x.layout``, ``x.is_sparse``, ``x.indices()``, ``x.coalesce()`` (COO),
   ``x.crow_indices()``, ``x.col_indices()``, ``torch.sparse_csr`` (CSR);
 - **values**: ``log``/``sqrt``/``rsqrt``/``lgamma`` (positive), ``acos``/``asin``/``atanh``
-  (inside (-1, 1)), ``clamp(x, a, b)`` with literal bounds (inside them, where it is not flat),
+  (inside (-1, 1)), ``clamp(x, a, b)`` with literal bounds (inside them, where it is not flat; a
+  bound a hair off a whole number, ``1 - 1e-15``, guards a singularity: inside only),
   ``searchsorted(x, ...)``/``bucketize(v, x)`` (sorted along its last dim).
 
 Each finding says where it comes from; ``synthesis`` tries the constrained inputs first.
@@ -42,7 +43,7 @@ class Constraint(object):
         self.symbols = None  # docstring shape: [symbol or int], shared sizes across inputs
         self.layouts = []  # "coo", "csr", most likely first
         self.layout_scores = {}  # layout -> how specific the evidence is
-        self.domain = None  # "positive", "open_unit", "sorted", ("range", lo, hi)
+        self.domain = None  # "positive", "open_unit", "sorted", ("range", lo, hi), ("range", lo, hi, "guard")
         self.why = []
 
     def describe(self, name):
@@ -212,11 +213,16 @@ class _Reader(ast.NodeVisitor):
             _say(self.found, target, "positive (%s, %s)" % (name, self.where)).domain = "positive"
         elif name in _OPEN_UNIT and target:
             _say(self.found, target, "inside (-1, 1) (%s, %s)" % (name, self.where)).domain = "open_unit"
-        elif name in ("clamp", "clip") and target:
-            bounds = [_number(a) for a in (node.args[1:] if not method_of else node.args)]
-            bounds += [_number(k.value) for k in node.keywords if k.arg in ("min", "max")]
-            lo, hi = (bounds + [None, None])[:2] if len(bounds) >= 2 else (None, None)
-            if lo is not None and hi is not None and lo < hi:
+        elif name in ("clamp", "clip", "clamp_min", "clamp_max") and target:
+            lo, hi = _clamp_bounds(name, node, bool(method_of))
+            if (lo, hi) != (None, None) and (_guard(lo) or _guard(hi)) and (lo is None or hi is None or lo < hi):
+                # x.clamp(-1 + 1e-15, 1 - 1e-15), x.clamp(min=1 + 1e-15): bounds a hair inside a
+                # round number keep x off a singularity there (atanh at ±1, acosh at 1): a guard of
+                # the Function's domain, not a clamp it models; outside it the Function is not meant
+                # to be differentiated, so inputs are drawn inside only
+                _say(self.found, target, "inside %s (a clamp guarding a singularity, %s)" % (
+                    _interval(lo, hi), self.where)).domain = ("range", lo, hi, "guard")
+            elif lo is not None and hi is not None and lo < hi:
                 _say(self.found, target, "inside [%g, %g] (clamp, %s)" % (lo, hi, self.where)).domain = \
                     ("range", lo, hi)
         elif name in ("view", "reshape") and method_of and len(node.args) >= 2:
@@ -249,13 +255,49 @@ def _base(node):
     return node
 
 
+_ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b}
+
+
 def _number(node):
+    """A literal number, or arithmetic on literals (``1 - 1e-15``, ``-1 + eps`` is not one)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return float(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         inner = _number(node.operand)
         return -inner if inner is not None else None
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        left, right = _number(node.left), _number(node.right)
+        return _ARITHMETIC[type(node.op)](left, right) if left is not None and right is not None else None
     return None
+
+
+def _clamp_bounds(name, node, method):
+    """``(lo, hi)`` of a clamp call, each a literal number or None (one-sided, or not a literal)."""
+    positional = node.args if method else node.args[1:]
+    keywords = dict((k.arg, k.value) for k in node.keywords)
+    if name == "clamp_min":
+        return _number(positional[0]) if positional else None, None
+    if name == "clamp_max":
+        return None, _number(positional[0]) if positional else None
+    lo = positional[0] if positional else keywords.get("min")
+    hi = positional[1] if len(positional) > 1 else keywords.get("max")
+    return (_number(lo) if lo is not None else None), (_number(hi) if hi is not None else None)
+
+
+def _guard(bound):
+    """A bound a hair (≤ 1e-6, relative) off a whole number: ``1 - 1e-15``, ``1.0 + 1e-7``."""
+    if bound is None:
+        return False
+    whole = round(bound)
+    return bound != whole and abs(bound - whole) <= 1e-6 * max(1.0, abs(whole))
+
+
+def _interval(lo, hi):
+    if lo is None:
+        return "(-inf, %g]" % hi
+    if hi is None:
+        return "[%g, inf)" % lo
+    return "[%g, %g]" % (lo, hi)
 
 
 _SHAPE = re.compile(r"[\(\[]\s*([A-Za-z_][\w]*|\d+)((?:\s*[,x×]\s*(?:[A-Za-z_][\w]*|\d+|\.\.\.|\*))*)\s*,?\s*[\)\]]")

@@ -107,6 +107,12 @@ def domain_values(shape, gen, domain):
         # checked, away from the bounds themselves (kinks)
         lo, hi = domain[1], domain[2]
         u = torch.rand(shape, generator=gen, dtype=torch.float64)
+        if domain[3:] == ("guard",):  # the Function's domain, kept off the guarded singularity
+            if lo is None:
+                return hi - 0.2 - v.abs()
+            if hi is None:
+                return lo + 0.2 + v.abs()
+            return lo + (hi - lo) * (0.1 + 0.8 * u)
         inside = lo + (hi - lo) * (0.1 + 0.8 * u)
         beyond = torch.where(v > 0, hi + (hi - lo) * (0.2 + 0.3 * u), lo - (hi - lo) * (0.2 + 0.3 * u))
         out = torch.where(torch.rand(shape, generator=gen, dtype=torch.float64) < 0.75, inside, beyond)
@@ -426,6 +432,8 @@ def synthesize(fn, fclass, spec, opts, reporter):
     args = recipe.make(seed)
     info = recipe.info(seed)
     info["attempts"] = search.attempts
+    if recipe is search.backward_fails:  # no shape tried made a Function whose backward runs
+        info["backward_rejected"] = sorted(set(t for e, t in search.errors if " in backward: " in t))[:3]
     return args, info, recipe
 
 
