@@ -24,7 +24,7 @@ from .inputs import params as P
 from .links import same_links
 from .proof import gather, is_first_order, responses
 from .subject import prepare
-from .tensors import as_tuple, is_tensor
+from .tensors import as_tuple, away_from_zero, is_tensor
 from .through_forward import wrapping
 
 MAX_MODES = 6
@@ -39,18 +39,22 @@ def callers_instead(job, subject, loader, loaded):
     bad = next((c for c in job.checks if c["status"] == "error" and c["name"] != "forward_ad"), None)
     vacuous = _nothing_moves(job)
     dropped = _only_dropped(job)
-    if bad is None and not vacuous and not dropped:
+    flat = _flat_here(job)
+    if bad is None and not vacuous and not dropped and not flat:
         return subject
     tried = []
     try:
-        borrowed = job.borrow(loaded, tried)
+        borrowed = job.borrow(loaded, tried, tests_first=bool(flat))
         trial = job.prepare_subject(loaded.with_inputs(borrowed.make(job.opts["seed"])), loader) if borrowed else None
     except Exception:  # noqa: BLE001 - a caller that does not reach it again
         trial = None
     if trial is None or job.run_check("forward", trial, record=False)["status"] != "pass":
         return subject
+    if flat and not bad and not vacuous and not dropped and not _moves_at_its_shapes(trial, flat, job.opts["seed"]):
+        return subject  # flat at made-up values of the project's shapes too: a finding, not unfit inputs
     why = "%s raised on them" % bad["name"].replace("_", " ") if bad is not None else \
         "no output moved with them" if vacuous else \
+        "no output moved with `%s` on them" % flat if flat else \
         "backward returns None for %s, which the project may pass as a constant" % dropped
     job.result["notes"].append("synthesized inputs did not fit (%s): checked on inputs captured from %s, "
                                 "which calls %s.apply" % (why, borrowed.where, loaded.fclass.__name__))
@@ -215,6 +219,44 @@ def _only_dropped(job):
     if any(p.get("kind") != "dropped" for p in found):
         return None
     return ", ".join("`%s`" % p["input"] for p in found)
+
+
+def _flat_here(job):
+    """The input a first gradcheck on synthesized inputs found no output moving with, while
+    backward returns a gradient for it (``surrogates``: "surrogate", "estimator"): made-up inputs
+    can put a Function where it is flat (a transport plan its marginals fix: a vector where a cost
+    matrix is meant), so the project's own inputs decide before it is called an estimator, when
+    they give some tensor another rank (``_other_ranks``). A straight-through estimator
+    or a hook read from the code is one on any inputs, and is left as it is."""
+    first = next((c for c in job.checks if c["name"] == "gradcheck"), None)
+    details = (first or {}).get("details") or {}
+    if first is None or first.get("verdict") != "surrogate_gradient" or \
+            details.get("surrogate") not in ("surrogate", "estimator"):
+        return None
+    return details.get("surrogate_input") or None
+
+
+def _moves_at_its_shapes(trial, name, seed):
+    """Does some output move with input ``name`` at the project's shapes (``trial``) when that
+    input gets made-up values? Then the made-up *shapes* put the Function where it is flat (a
+    transport plan's cost made up as a vector, which the potentials absorb), and the project's
+    inputs decide. If it is flat there too (a hinge the made-up values all fall below), the flat
+    region is the Function's own and the finding on made-up inputs stays."""
+    if name not in trial.in_names:
+        return False
+    j = trial.in_names.index(name)
+    inputs = list(trial.fresh())
+    x = inputs[j]
+    if not is_tensor(x) or not x.is_floating_point() or x.layout != torch.strided:
+        return False
+    made_up = away_from_zero(tuple(x.shape), torch.Generator().manual_seed(seed), dtype=x.dtype)
+    inputs[j] = made_up.requires_grad_(x.requires_grad)
+    try:
+        with torch.no_grad():
+            trial.call([v.detach().clone() if is_tensor(v) else v for v in inputs])
+        return _moves_near(trial, inputs, j)
+    except Exception:  # noqa: BLE001 - forward rejects made-up values there: nothing shown
+        return False
 
 
 def _nothing_moves(job):

@@ -282,6 +282,7 @@ def analyse_failure(subject, spec, msg, mode, label, details):
                      subject.fclass) if order == "first" else None
     if hook is not None:
         details["surrogate"] = hook[0]
+        details["surrogate_input"] = spec["in_names"][primary["j"]]
         return finish("surrogate_gradient", hook[1], hook[2])
     none_inputs = set(int(note.split(":")[1]) for note in ana.notes if note.startswith("none:"))
     pattern = classify(primary, ana.blocks, spec["in_names"], inputs, subject.opts["atol"], subject.opts["rtol"],

@@ -253,14 +253,20 @@ class Job(object):
         self.redraw = lambda s: loaded.with_inputs(self.recipe.make(s))
         return raw, synth, "synthesized"
 
-    def borrow(self, loaded, tried):
+    def borrow(self, loaded, tried, tests_first=False):
         """Inputs from the project's code that calls the Function (its callers, then its tests, then
-        the examples in its docstrings):
+        the examples in its docstrings; the tests first with ``tests_first``: a caller is run on
+        synthesized values, which a question about values does not get past):
         a ``Borrowed``, or None (``tried`` gets why each caller did not)."""
         name = loaded.fclass.__name__
         self.progress("looking for inputs in the code that calls %s" % name, 10)
         seen = {}
         borrowed = caller_inputs.capture(loaded.fn, loaded.fclass, self.opts, tried, seen)
+        if tests_first and borrowed is not None and seen.get("root") and self.tests_may_run:
+            self.progress("looking for inputs in the tests that reach %s" % name, 12)
+            tested = test_callers.capture(loaded.fn, loaded.fclass, seen["params"], seen["root"], seen["names"],
+                                          self.opts, time.monotonic() + 20.0, tried)
+            borrowed = tested or borrowed
         if borrowed is None and seen.get("root") and self.tests_may_run:
             self.progress("looking for inputs in the tests that reach %s" % name, 12)
             borrowed = test_callers.capture(loaded.fn, loaded.fclass, seen["params"], seen["root"], seen["names"],

@@ -404,6 +404,25 @@ async def test_backward_rejecting_every_made_up_shape_is_inputs_unfit_not_a_fail
     assert r["synthesis"]["backward_rejected"], r["synthesis"]
 
 
+async def test_a_flat_region_at_made_up_values_of_the_right_rank_stays_reported(client):
+    # made-up x (|x| < 2) is where forward is flat and backward (no mask) is not zero; the project's
+    # test passes x > 10, where backward is right. Made-up values at the test's shape are flat too: the
+    # flat region is the Function's own, and a ✓ from the test's inputs alone would hide the bug
+    r = assert_valid(await client.run(fn_class("flat_proj/hinge.py", "ShiftedHinge"), timeout=240))
+    assert (r["status"], r["verdict"]) == ("inconclusive", "surrogate_gradient"), r["summary"]
+    assert not r["summary"].startswith("✓"), r["summary"]
+
+
+async def test_a_flat_region_made_by_made_up_shapes_is_decided_on_the_projects_inputs(client):
+    # a cost made up as a vector is absorbed by the column normalisation (no output moves with C,
+    # backward written for a matrix is not zero): the project's test passes a matrix, where made-up
+    # values move the output too, so the test's inputs decide
+    r = assert_valid(await client.run(fn_class("flat_proj/plan.py", "ColumnPlan"), timeout=240))
+    assert r["summary"].startswith(("✓", "⚠ first-order gradients match")), r["summary"]
+    assert "test_plan.py" in r["synthesis"]["caller"], r["synthesis"]
+    assert any(n.startswith("synthesized inputs did not fit (no output moved with `C` on them)") for n in r["notes"])
+
+
 # --- inputs from the examples in the project's docstrings ------------------------------------
 
 
