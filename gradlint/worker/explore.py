@@ -226,8 +226,8 @@ def _flat_here(job):
     backward returns a gradient for it (``surrogates``: "surrogate", "estimator"): made-up inputs
     can put a Function where it is flat (a transport plan its marginals fix: a vector where a cost
     matrix is meant), so the project's own inputs decide before it is called an estimator, when
-    they give some tensor another rank (``_other_ranks``). A straight-through estimator
-    or a hook read from the code is one on any inputs, and is left as it is."""
+    made-up values at their shapes move the output (``_moves_at_its_shapes``). A straight-through
+    estimator or a hook read from the code is one on any inputs, and is left as it is."""
     first = next((c for c in job.checks if c["name"] == "gradcheck"), None)
     details = (first or {}).get("details") or {}
     if first is None or first.get("verdict") != "surrogate_gradient" or \

@@ -262,15 +262,10 @@ class Job(object):
         self.progress("looking for inputs in the code that calls %s" % name, 10)
         seen = {}
         borrowed = caller_inputs.capture(loaded.fn, loaded.fclass, self.opts, tried, seen)
-        if tests_first and borrowed is not None and seen.get("root") and self.tests_may_run:
-            self.progress("looking for inputs in the tests that reach %s" % name, 12)
-            tested = test_callers.capture(loaded.fn, loaded.fclass, seen["params"], seen["root"], seen["names"],
-                                          self.opts, time.monotonic() + 20.0, tried)
-            borrowed = tested or borrowed
-        if borrowed is None and seen.get("root") and self.tests_may_run:
+        if (borrowed is None or tests_first) and seen.get("root") and self.tests_may_run:
             self.progress("looking for inputs in the tests that reach %s" % name, 12)
             borrowed = test_callers.capture(loaded.fn, loaded.fclass, seen["params"], seen["root"], seen["names"],
-                                            self.opts, time.monotonic() + 20.0, tried)
+                                            self.opts, time.monotonic() + 20.0, tried) or borrowed
         if borrowed is None and seen.get("root") and self.tests_may_run:
             self.progress("looking for inputs in the examples of docstrings that reach %s" % name, 14)
             borrowed = doc_examples.capture(loaded.fn, loaded.fclass, seen["params"], seen["names"], self.opts,
