@@ -3,14 +3,15 @@
 A plan's key (plans.py) covers the text of every file it read and its requests; the
 environment is the interpreter and torch version that ran it; and every key is mixed with the
 text of the worker and runner code that produced the result (``checker_fingerprint``), so an
-upgraded gradlint (or an edited checkout) never answers with an older gradlint's verdict. A cache file is the result's
-JSON (docs/run-result-schema.md) with one more key, ``inputs_source``; it is written
+upgraded gradlint (or an edited checkout) never answers with an older gradlint's verdict. A
+cache file is the result's JSON (docs/run-result-schema.md) with one more key, ``inputs_source``; it is written
 atomically, and an entry that cannot be read is a miss. Transient outcomes (cancelled,
 timed out, crashed) are not kept.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -21,21 +22,19 @@ from .result import RunResult
 
 SOURCE_KEY = "inputs_source"  # stored next to the result's keys
 _PACKAGE = Path(__file__).resolve().parent.parent  # gradlint/
-_FINGERPRINT: list[str] = []
 
 
+@functools.lru_cache(maxsize=None)
 def checker_fingerprint() -> str:
     """A digest of the code that decides a result: the worker package and the runner (read once)."""
-    if not _FINGERPRINT:
-        digest = hashlib.sha256()
-        for folder in ("worker", "runner"):
-            for file in sorted((_PACKAGE / folder).rglob("*.py")):
-                try:
-                    digest.update(file.relative_to(_PACKAGE).as_posix().encode() + b"\0" + file.read_bytes())
-                except OSError:
-                    digest.update(b"?")
-        _FINGERPRINT.append(digest.hexdigest()[:16])
-    return _FINGERPRINT[0]
+    digest = hashlib.sha256()
+    for folder in ("worker", "runner"):
+        for file in sorted((_PACKAGE / folder).rglob("*.py")):
+            try:
+                digest.update(file.relative_to(_PACKAGE).as_posix().encode() + b"\0" + file.read_bytes())
+            except OSError:
+                digest.update(b"?")
+    return digest.hexdigest()[:16]
 
 
 class ResultCache:

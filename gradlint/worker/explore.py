@@ -50,7 +50,8 @@ def callers_instead(job, subject, loader, loaded):
         trial = None
     if trial is None or job.run_check("forward", trial, record=False)["status"] != "pass":
         return subject
-    if flat and not bad and not vacuous and not dropped and not _moves_at_its_shapes(trial, flat, job.opts["seed"]):
+    only_flat = flat and not (bad or vacuous or dropped)
+    if only_flat and not _moves_at_its_shapes(trial, flat, job.opts["seed"]):
         return subject  # flat at made-up values of the project's shapes too: a finding, not unfit inputs
     why = "%s raised on them" % bad["name"].replace("_", " ") if bad is not None else \
         "no output moved with them" if vacuous else \

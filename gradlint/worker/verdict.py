@@ -185,9 +185,8 @@ def _rank_error_in_backward(exc, synthesis):
         return False
     kind = str(exc.get("type") or "").split(".")[-1]
     message = str(exc.get("message") or "")
-    if "returned an invalid gradient" in message or not exc.get("traceback"):
-        return False
-    return kind in ("IndexError", "RuntimeError") and any(w in message for w in _RANK_ERRORS)
+    return bool(exc.get("traceback")) and kind in ("IndexError", "RuntimeError") and \
+        any(w in message for w in _RANK_ERRORS)
 
 
 def _unfit_phase(exc, synthesis=None):

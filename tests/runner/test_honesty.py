@@ -404,7 +404,7 @@ async def test_backward_rejecting_every_made_up_shape_is_inputs_unfit_not_a_fail
     assert r["synthesis"]["backward_rejected"], r["synthesis"]
 
 
-async def test_a_flat_region_at_made_up_values_of_the_right_rank_stays_reported(client):
+async def test_a_flat_region_at_made_up_values_of_the_projects_shapes_too_stays_reported(client):
     # made-up x (|x| < 2) is where forward is flat and backward (no mask) is not zero; the project's
     # test passes x > 10, where backward is right. Made-up values at the test's shape are flat too: the
     # flat region is the Function's own, and a ✓ from the test's inputs alone would hide the bug

@@ -215,7 +215,7 @@ class _Reader(ast.NodeVisitor):
             _say(self.found, target, "inside (-1, 1) (%s, %s)" % (name, self.where)).domain = "open_unit"
         elif name in ("clamp", "clip", "clamp_min", "clamp_max") and target:
             lo, hi = _clamp_bounds(name, node, bool(method_of))
-            if (lo, hi) != (None, None) and (_guard(lo) or _guard(hi)) and (lo is None or hi is None or lo < hi):
+            if (_guard(lo) or _guard(hi)) and (lo is None or hi is None or lo < hi):
                 # x.clamp(-1 + 1e-15, 1 - 1e-15), x.clamp(min=1 + 1e-15): bounds a hair inside a
                 # round number keep x off a singularity there (atanh at ±1, acosh at 1): a guard of
                 # the Function's domain, not a clamp it models; outside it the Function is not meant

@@ -106,14 +106,12 @@ def domain_values(shape, gen, domain):
         # mostly inside a clamp's bounds (where it is not flat), some beyond them: both sides are
         # checked, away from the bounds themselves (kinks)
         lo, hi = domain[1], domain[2]
+        if domain[3:] == ("guard",) and None in (lo, hi):  # one side of the Function's domain
+            return hi - 0.2 - v.abs() if lo is None else lo + 0.2 + v.abs()
         u = torch.rand(shape, generator=gen, dtype=torch.float64)
-        if domain[3:] == ("guard",):  # the Function's domain, kept off the guarded singularity
-            if lo is None:
-                return hi - 0.2 - v.abs()
-            if hi is None:
-                return lo + 0.2 + v.abs()
-            return lo + (hi - lo) * (0.1 + 0.8 * u)
         inside = lo + (hi - lo) * (0.1 + 0.8 * u)
+        if domain[3:] == ("guard",):  # the Function's domain, kept off the guarded singularity
+            return inside
         beyond = torch.where(v > 0, hi + (hi - lo) * (0.2 + 0.3 * u), lo - (hi - lo) * (0.2 + 0.3 * u))
         out = torch.where(torch.rand(shape, generator=gen, dtype=torch.float64) < 0.75, inside, beyond)
         if out.numel() > 1:  # at least one entry on each side
