@@ -137,3 +137,44 @@ def test_a_bad_fix_among_good_ones_is_still_found_alone():
     assert verified(text, first, findings, "t.py", options, cache)  # the good one, alone
     assert not verified(text, bad, findings, "t.py", options, cache)
     assert verified_together(text, [first, second], findings, "t.py", options, cache)
+
+
+def test_counting_what_fix_would_apply_to_a_notebook_costs_one_lint_beyond_the_check(monkeypatch):
+    """The same for a notebook: the count starts from the check's findings (it linted the cells
+    three times: the check, the count's own first lint, the fixed cells)."""
+    import json
+
+    import gradlint.engine.notebooks as notebooks
+    from gradlint.engine.files import lint_text
+
+    calls = []
+    real = notebooks.lint_source
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(notebooks, "lint_source", counting)
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+            "source": _many_fixable(3)}
+    raw = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    report = lint_text(raw, None, "t.ipynb", LintOptions(), count_fixes=True)
+    assert report.fixable == 3
+    assert len(calls) == 2  # the check, and the fixed cells
+
+
+def test_a_notebook_fix_that_does_not_compile_is_not_applied_and_the_good_ones_are():
+    """A notebook's fixes pass the tests a ``.py`` file's do (they were applied unchecked)."""
+    from gradlint.engine.notebooks import CellText, fix_cells, lint_cells
+
+    cells = [CellText(0, "import torch\nfrom torch.autograd import gradcheck\n"), CellText(1, _many_fixable(2))]
+    findings = lint_cells(cells, "t.ipynb", LintOptions())
+    first, second = [f for f in findings if f.code == "GL001"]
+    edit = Edit(Range.of(5, 4, 5, 10), "assert (", cell=1)
+    bad = replace(second, fix=Fix("test", second.fix.applicability, (edit,)))
+    outcome = fix_cells(cells, "t.ipynb", LintOptions(), findings=[first, bad])
+    assert outcome.fixed == 2  # the good one, then (linted afresh) the real fix of the second
+    assert "assert (" not in outcome.sources[1]
+    compile(outcome.sources[1], "cell", "exec")
+    alone = fix_cells(cells, "t.ipynb", LintOptions(), findings=[bad])
+    assert alone.fixed == 0 and alone.sources[1] == cells[1].text

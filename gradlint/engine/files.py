@@ -291,9 +291,11 @@ def lint_text(text: str, path: Path | None, display: str, options: LintOptions, 
     ``report.fixable``, the fixes that fixing would apply (by fixing a copy, so the count
     is exactly what ``--fix`` does: fixes that unlock others, overlaps, unparsable files)."""
     from .fixes import allowed, fix_source, fixes_apply
-    from .linter import lint_source
+    from .linter import LintCache, lint_source
 
     report = FileReport(path or Path(display), display, original=text)
+    if count_fixes and cache is None:  # the count's lint of the fixed text reuses the unchanged blocks'
+        cache = LintCache()
     if is_notebook(display):
         return _lint_notebook(report, options, fix, unsafe, cache, count_fixes)
     try:
@@ -317,9 +319,12 @@ def lint_text(text: str, path: Path | None, display: str, options: LintOptions, 
 def _lint_notebook(report: FileReport, options: LintOptions, fix: bool, unsafe: bool,
                    cache: LintCache | None, count_fixes: bool = False) -> FileReport:
     from .fixes import allowed, fixes_apply
+    from .linter import LintCache
     from .notebooks import NotebookError, lint_notebook
 
     assert report.original is not None
+    if count_fixes and cache is None:  # the count's lint of the fixed cells reuses the unchanged blocks'
+        cache = LintCache()
     try:
         result = lint_notebook(report.original, report.display, options, fix=fix, unsafe=unsafe,
                                cache=cache)
@@ -335,8 +340,8 @@ def _lint_notebook(report: FileReport, options: LintOptions, fix: bool, unsafe: 
     if count_fixes and not fix and fixes_apply(report.findings) and \
             any(allowed(f.fix, unsafe) for f in report.findings):
         try:  # what `--fix` would apply, counted by fixing a copy, as for a .py file
-            report.fixable = lint_notebook(report.original, report.display, options, fix=True,
-                                           unsafe=unsafe, cache=cache).fixes_applied
+            report.fixable = lint_notebook(report.original, report.display, options, fix=True, unsafe=unsafe,
+                                           cache=cache, findings=result.findings).fixes_applied
         except Exception as error:  # a bug in gradlint: report it, and go on with other files
             report.internal_error = f"{type(error).__name__}: {error}"
     return report

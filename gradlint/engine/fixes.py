@@ -134,7 +134,7 @@ def lint_of_fixed_together(text: str, chosen: list[Finding], findings: list[Find
     new_text, count = apply_fixes(text, [f.fix for f in chosen])  # type: ignore[misc]
     if count != len(chosen) or new_text == text:
         return None
-    if not _compiles_without_new_keywords(text, new_text, path):
+    if not compiles_without_new_keywords(text, new_text, path):
         return None
     before = Counter((f.code, f.message) for f in findings)
     before.subtract(Counter((f.code, f.message) for f in chosen))
@@ -143,7 +143,7 @@ def lint_of_fixed_together(text: str, chosen: list[Finding], findings: list[Find
     return None if after - before else FixedLint(new_text, fixed_findings)
 
 
-def _compiles_without_new_keywords(text: str, new_text: str, path: str) -> bool:
+def compiles_without_new_keywords(text: str, new_text: str, path: str) -> bool:
     """CPython compiles ``new_text`` and no call in it has a keyword beside ``**mapping`` that
     ``text`` did not have. A text without ``**`` has no such call: then the keyword walk (two
     more parses of the file) is skipped."""
@@ -168,7 +168,7 @@ def verified(text: str, finding: Finding, findings: list[Finding], path: str,
     new_text, count = apply_fixes(text, [finding.fix])
     if count != 1 or new_text == text:
         return False
-    if not _compiles_without_new_keywords(text, new_text, path):
+    if not compiles_without_new_keywords(text, new_text, path):
         return False
     before = Counter((f.code, f.message) for f in findings)
     before[(finding.code, finding.message)] -= 1

@@ -23,11 +23,12 @@ import bisect
 import difflib
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Sequence
 
 from ..findings import Edit, Finding, Fix, Range
-from .fixes import MAX_PASSES, LineIndex, allowed
+from .fixes import MAX_PASSES, LineIndex, allowed, compiles_without_new_keywords
 from .linter import LintCache, LintOptions, lint_source
 from .reading import MAX_NOTEBOOK_BYTES, NOTEBOOK_SUFFIX, is_notebook  # noqa: F401 (re-exported)
 
@@ -349,27 +350,56 @@ class CellFixOutcome:
 
 
 def fix_cells(cells: Sequence[CellText], path: str, options: LintOptions, unsafe: bool = False,
-              cache: LintCache | None = None, only_cells: set[int] | None = None) -> CellFixOutcome:
+              cache: LintCache | None = None, only_cells: set[int] | None = None,
+              findings: list[Finding] | None = None) -> CellFixOutcome:
     """Fix until no fix applies (at most MAX_PASSES times), never in a notebook whose code
-    does not parse; with ``only_cells``, only fixes whose edits all lie in those cells."""
+    does not parse; with ``only_cells``, only fixes whose edits all lie in those cells.
+    ``findings``: the cells' lint (``lint_cells``), when the caller has it."""
     cache = cache or LintCache()
     sources = {cell.index: cell.text for cell in cells}
     fixed = 0
-    findings = lint_cells(cells, path, options, cache)
+    if findings is None:
+        findings = lint_cells(cells, path, options, cache)
     for _ in range(MAX_PASSES):
         if any(f.code == "GL000" for f in findings):
             break
-        fixes = [f.fix for f in findings if allowed(f.fix, unsafe) and (
+        candidates = [f for f in findings if allowed(f.fix, unsafe) and (
             only_cells is None or all(e.cell in only_cells for e in f.fix.edits))]  # type: ignore[union-attr]
-        if not fixes:
+        fixed_cells = _verified_cell_fixes(sources, candidates, findings, path, options, cache)
+        if fixed_cells is None and len(candidates) > 1:  # one at a time: which of them is bad
+            good = [f for f in candidates
+                    if _verified_cell_fixes(sources, [f], findings, path, options, cache) is not None]
+            fixed_cells = _verified_cell_fixes(sources, good, findings, path, options, cache) if good else None
+        if fixed_cells is None:
             break
-        new_sources, count = apply_cell_fixes(sources, fixes)  # type: ignore[arg-type]
-        if count == 0 or new_sources == sources:
-            break
-        sources = new_sources
+        sources, count, findings = fixed_cells
         fixed += count
-        findings = lint_cells([CellText(i, t) for i, t in sources.items()], path, options, cache)
     return CellFixOutcome(sources, fixed, findings)
+
+
+def _verified_cell_fixes(sources: dict[int, str], chosen: list[Finding], findings: list[Finding], path: str,
+                         options: LintOptions, cache: LintCache) -> tuple[dict[int, str], int, list[Finding]] | None:
+    """``chosen``'s fixes applied together, when that is good by the tests a ``.py`` file's fixes
+    pass (``fixes.verified``): every one applies, the cells' code still compiles with no keyword
+    added beside a ``**mapping``, each fixed finding is gone and none appears. Returns the new
+    sources, how many fixes applied and the new sources' lint; None when not good."""
+    if not chosen:
+        return None
+    new_sources, count = apply_cell_fixes(sources, [f.fix for f in chosen])  # type: ignore[misc]
+    if count != len(chosen) or new_sources == sources:
+        return None
+    before_cells = [CellText(i, t) for i, t in sources.items()]
+    after_cells = [CellText(i, t) for i, t in new_sources.items()]
+    before_text, after_text = JoinedCells(before_cells).text, JoinedCells(after_cells).text
+    # (cells CPython cannot compile as one module, e.g. with a top-level `await`, are judged by the lint alone)
+    if compiles_without_new_keywords(before_text, before_text, path) and \
+            not compiles_without_new_keywords(before_text, after_text, path):
+        return None
+    new_findings = lint_cells(after_cells, path, options, cache)
+    before = Counter((f.code, f.message) for f in findings)
+    before.subtract(Counter((f.code, f.message) for f in chosen))
+    after = Counter((f.code, f.message) for f in new_findings)
+    return None if after - before else (new_sources, count, new_findings)
 
 
 # -- writing back -----------------------------------------------------------------------------
@@ -459,13 +489,17 @@ class NotebookResult:
 
 
 def lint_notebook(raw: str, display: str, options: LintOptions, *, fix: bool = False,
-                  unsafe: bool = False, cache: LintCache | None = None) -> NotebookResult:
-    """Lint (and fix) the JSON text of a notebook; raises NotebookError for bad JSON."""
+                  unsafe: bool = False, cache: LintCache | None = None,
+                  findings: list[Finding] | None = None) -> NotebookResult:
+    """Lint (and fix) the JSON text of a notebook; raises NotebookError for bad JSON.
+    ``findings``: its lint with ``options`` in cell coordinates (``lint_cells``), when the
+    caller has it (counting what fixing would apply after a check)."""
     notebook = read_notebook(raw)
     if not fix:
         findings = lint_cells(notebook.python_cells, display, options, cache)
         return NotebookResult(_with_path(findings, display))
-    outcome = fix_cells(notebook.python_cells, display, options, unsafe=unsafe, cache=cache)
+    outcome = fix_cells(notebook.python_cells, display, options, unsafe=unsafe, cache=cache,
+                        findings=findings)
     return NotebookResult(_with_path(outcome.remaining, display),
                           write_notebook(notebook, outcome.sources), outcome.fixed)
 
