@@ -30,6 +30,7 @@ The modules, one idea each (a test keeps this list complete):
 - ``jacobian``: Jacobians recomputed to find the worst entries and the mismatch pattern;
 - ``patterns``: the pattern behind a Jacobian mismatch (a factor, a sign, a swap, a wrong dim), in one line;
 - ``surrogates``: backwards that are not meant to be derivatives (gradient hooks, straight-through estimators);
+- ``narrowing``: a fast-mode failure too large to recompute: which inputs fail alone, and which backward drops;
 - ``directional``: signed random-direction probes, a second opinion for inputs too large for a Jacobian;
 - ``gradchecks``: gradcheck, gradgradcheck, forward AD and the as-written re-run;
 - ``funcchecks``: torch.func checks (vmap, jacrev) for Functions that declare torch.func support;

@@ -11,7 +11,7 @@ import warnings
 
 import torch
 
-from . import directional
+from . import directional, narrowing
 from .checks import grad_outputs_for
 from .introspect import is_once_differentiable
 from .jacobian import JacobianAnalysis, parse_gradcheck_message
@@ -221,6 +221,8 @@ def analyse_failure(subject, spec, msg, mode, label, details):
                            spec["in_names"], spec["out_names"], subject.opts,
                            mode="forward" if order == "forward" else "reverse")
     primary, failing = ana.analyse(hint)
+    if primary is None and ana.too_large:  # never the whole Jacobian in slow mode: out of memory
+        return _too_large(subject, spec, msg, label, details, finish, what)
     if primary is None:
         if mode == "fast":
             return None
@@ -321,6 +323,25 @@ def analyse_failure(subject, spec, msg, mode, label, details):
         details["also"] = also
         summary += "; also " + "; ".join("%s: %s" % (a["input"], a["short"]) for a in also)
     return finish("wrong_gradient", summary, message)
+
+
+def _too_large(subject, spec, msg, label, details, finish, what):
+    """A fast-mode failure too large to recompute element by element (``narrowing``): the inputs
+    that fail alone, and whether backward drops their gradient; torch's sentence when none does."""
+    found = narrowing.localise(subject, spec, torch_kwargs(subject.opts)) if spec["order"] == "first" else None
+    why = "fast-mode gradcheck; too large to recompute the Jacobian entry by entry"
+    details["worst"] = []
+    if found is None:
+        return finish("wrong_gradient" if "Jacobian" in msg else "gradcheck_failed",
+                      "✗ %s fails (%s): %s" % (label, why, first_line(msg)), msg)
+    pattern, also = found
+    details.update({"input": pattern["input"], "input_position": pattern["input_position"], "pattern": pattern})
+    summary = "✗ %s (%s)" % (pattern["short"], why) if pattern["kind"] == "dropped" else \
+        "✗ %s: input %s (%s)" % (what, pattern["input"], why)
+    if also:
+        details["also"] = also
+        summary += "; also " + "; ".join("%s: %s" % (a["input"], a["short"]) for a in also)
+    return finish("wrong_gradient", summary, pattern["text"][0].upper() + pattern["text"][1:] + ".")
 
 
 def _other_inputs(primary, failing, blocks, spec, inputs, opts, none_inputs):

@@ -138,6 +138,7 @@ class JacobianAnalysis:
         self.mode = mode
         self.notes = set()
         self.blocks = {}
+        self.too_large = False  # set by analyse: the failing block costs more than max_recompute_evals
 
     def cost(self, ins, outs):
         n = 0
@@ -180,9 +181,11 @@ class JacobianAnalysis:
         ins, outs = self.in_positions, self.out_positions
         if self.cost(ins, outs) > cap:
             if hint is None:
+                self.too_large = True
                 return None, []
             ins, outs = [hint[1]], [hint[0]]
             if self.cost(ins, outs) > cap:
+                self.too_large = True
                 return None, []
         blocks = self.pairs(ins, outs)
         self.blocks = blocks

@@ -31,6 +31,14 @@ def _factor_text(c):
     return "%.3g" % c
 
 
+def dropped(name):
+    """The pattern of an input backward returns None for while the output depends on it."""
+    return {"kind": "dropped", "input": name,
+            "short": "backward returns None for `%s`, but the output depends on `%s`" % (name, name),
+            "text": "backward returns None for `%s` (no gradient), but the output depends on `%s`: its "
+                    "gradient is dropped" % (name, name)}
+
+
 def classify(primary, blocks, in_names, inputs, atol, rtol, none_inputs=()):
     """A dict ``{"kind", "text", ...}`` for the failing pair ``primary``, or None. ``none_inputs``:
     positions backward returned None for."""
@@ -41,10 +49,7 @@ def classify(primary, blocks, in_names, inputs, atol, rtol, none_inputs=()):
     if n_scale <= 10 * atol:
         return None  # numerical is zero: the analytical side is simply wrong
     if j in none_inputs:
-        return {"kind": "dropped", "input": name,
-                "short": "backward returns None for `%s`, but the output depends on `%s`" % (name, name),
-                "text": "backward returns None for `%s` (no gradient), but the output depends on `%s`: its "
-                        "gradient is dropped" % (name, name)}
+        return dropped(name)
     if float(a.abs().max()) <= atol:
         return {"kind": "zero", "short": "analytical gradient is zero (a detached or missing term)",
                 "text": "the gradient of %s is zero: a detached or missing term in backward" % name}

@@ -172,7 +172,7 @@ async def test_a_none_for_what_the_projects_own_caller_passes_as_a_constant_is_b
     r = await run(client, "FilterBank")
     assert r["status"] == "pass", r["summary"]
     assert r["proof"]["inputs"] == ["x"]
-    assert "h (the code that calls it passes a constant" in r["summary"]
+    assert "h (the code that calls it passes its module's buffer self.h, a constant" in r["summary"]
     assert any("backward returns None for `h`, which the project may pass as a constant" in n
                for n in r["notes"]), r["notes"]
 
@@ -440,3 +440,16 @@ async def test_a_wrong_backward_is_caught_on_a_docstring_examples_inputs(client)
     r = assert_valid(await client.run(fn_class("documented_proj/quadrature.py", "MidpointWrong"), timeout=240))
     assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
     assert "wrong sign" in r["summary"], r["summary"]
+
+
+async def test_a_buffer_of_the_calling_module_is_a_constant_even_when_nothing_requires_grad(client):
+    # the only code that reaches Smooth is a test calling its module on a signal without
+    # requires_grad: the taps it passes are `self.taps`, a registered buffer, so backward's None
+    # for them is by design (it was a false ✗); a wrong gradient for the signal still fails
+    r = assert_valid(await client.run(fn_class("buffer_proj/smoothing.py", "Smooth"), timeout=240))
+    assert r["status"] == "pass", r["summary"]
+    assert r["proof"]["inputs"] == ["x"]
+    assert "taps (the code that calls it passes its module's buffer self.taps, a constant" in r["summary"]
+    r = assert_valid(await client.run(fn_class("buffer_proj/smoothing.py", "SmoothDoubled"), timeout=240))
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
+    assert "analytical = 2 × numerical" in r["summary"], r["summary"]

@@ -96,3 +96,31 @@ def _cube_backward_wrong(ctx, grad):
 
 
 cube.register_autograd(_cube_backward_wrong, setup_context=_cube_setup)
+
+
+class BankDropped(torch.autograd.Function):
+    """x scaled by a filter bank's sum; backward returns None for the bank (its gradient dropped)."""
+
+    @staticmethod
+    def forward(ctx, x, h):
+        ctx.save_for_backward(h)
+        return x * h.sum()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (h,) = ctx.saved_tensors
+        return grad * h.sum(), None
+
+
+class BankDoubled(torch.autograd.Function):
+    """The same with both gradients given, x's twice too large."""
+
+    @staticmethod
+    def forward(ctx, x, h):
+        ctx.save_for_backward(x, h)
+        return x * h.sum()
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, h = ctx.saved_tensors
+        return 2 * grad * h.sum(), (grad * x).sum().expand(h.shape)

@@ -132,3 +132,25 @@ def test_without_inputs_they_are_synthesized_and_redrawn_like_the_runner():
     assert report.verdict == "wrong_gradient" and report.worst[0]["input"] == "a"
     assert "inputs: synthesized from the signature" in str(report)
     assert "gradcheck (draw 2)" in [check["name"] for check in report.checks]
+
+
+def test_a_failure_too_large_to_recompute_names_its_inputs_without_a_slow_mode_jacobian():
+    """Recomputing the failing Jacobian block costs more than ``max_recompute_evals`` (an image's
+    wavelet transform: one backward per output element): the inputs are checked alone in fast mode
+    instead, and one backward says which gradient backward drops. A slow-mode gradcheck of the
+    whole Jacobian (it ran out of memory on pytorch-wavelets' 3x5x64x64 inverse transform) never runs."""
+    from api_functions import BankDoubled, BankDropped
+
+    x = torch.randn(20, 20, dtype=torch.float64)
+    h = torch.rand(3, dtype=torch.float64) + 0.5
+    report = gradlint.check_gradients(BankDropped.apply, x, h, max_recompute_evals=100)
+    assert (report.status, report.verdict, report.pattern_kind) == ("fail", "wrong_gradient", "dropped")
+    assert report.summary.startswith("✗ backward returns None for `h`, but the output depends on `h` "
+                                     "(fast-mode gradcheck; too large to recompute"), report.summary
+    gradcheck = next(c for c in report.checks if c["name"] == "gradcheck")
+    assert [m["mode"] for m in gradcheck["details"]["modes"]] == ["fast"]
+
+    report = gradlint.check_gradients(BankDoubled.apply, x, h, max_recompute_evals=100)
+    assert (report.status, report.verdict) == ("fail", "wrong_gradient")
+    assert report.summary.startswith("✗ Jacobian mismatch: input x (fast-mode gradcheck"), report.summary
+    assert "also" not in report.summary  # h's gradient is right: it passes alone

@@ -34,12 +34,35 @@ _SCALAR_KINDS = (P.INT, P.FLOAT, P.BOOL, P.STR, P.NONE)
 
 class Reached(BaseException):
     """Raised by the stand-in ``apply``: the caller got as far as calling the target (not an
-    Exception, so a caller's ``try: Fn.apply(x) except Exception: fallback(x)`` lets it pass)."""
+    Exception, so a caller's ``try: Fn.apply(x) except Exception: fallback(x)`` lets it pass).
+    ``call_args`` is a ``CallArgs``: it knows which arguments were its module's buffers."""
 
-    def __init__(self, args, kwargs):
+    def __init__(self, args, kwargs, buffers=None):
         BaseException.__init__(self, "reached")
-        self.call_args = args
+        self.call_args = CallArgs(args)
+        self.call_args.buffers = dict(buffers or {})
         self.call_kwargs = kwargs
+
+
+class CallArgs(tuple):
+    """The positional arguments a caller passed to the target; ``buffers``: {id: name} of the
+    tensors among them (and its keywords) that are buffers of the ``nn.Module`` whose method
+    made the call (``self.g0o``, registered with ``register_buffer``: a constant by torch's own
+    definition, never a parameter the module trains)."""
+
+    buffers = {}
+
+
+def module_buffers(frame):
+    """{id: name} of the buffers of the ``nn.Module`` that is ``self`` in ``frame`` (none when the
+    caller is not a module's method)."""
+    owner = frame.f_locals.get("self") if frame is not None else None
+    if not isinstance(owner, torch.nn.Module):
+        return {}
+    try:
+        return dict((id(b), "self." + name) for name, b in owner.named_buffers())
+    except Exception:  # noqa: BLE001 - a module whose buffers cannot be listed: none known
+        return {}
 
 
 class Borrowed(object):
@@ -135,10 +158,11 @@ class _Caller(object):
 def as_inputs(reached, params_of_target):
     """The target's inputs from the (args, kwargs) a caller passed: detached copies. Every floating
     tensor requires grad (a None from backward is checked, not trusted), except one backward
-    returns None for that the caller passes as a constant of its own (a filter bank, a buffer, a
-    test's fixed tensor: without requires_grad, while it passes others with it): the project's
-    code shows that None is by design."""
+    returns None for that the caller passes as a constant of its own (a test's fixed tensor:
+    without requires_grad, while it passes others with it; or a buffer of the module whose method
+    calls it, a filter bank, on any inputs): the project's code shows that None is by design."""
     args, kwargs = reached
+    buffers = getattr(args, "buffers", {})
     if kwargs:
         names = [p.name for p in params_of_target or []]
         args = list(args)
@@ -155,10 +179,13 @@ def as_inputs(reached, params_of_target):
     for i, a in enumerate(args):
         if is_tensor(a) and (a.is_floating_point() or a.is_complex()):
             p = params_of_target[i] if params_of_target and i < len(params_of_target) else None
-            constant = some_grad and not a.requires_grad and p is not None and p.none_grad
+            buffer = buffers.get(id(a))
+            constant = p is not None and p.none_grad and (buffer is not None or some_grad and not a.requires_grad)
             t = mark(a.detach().clone().requires_grad_(not constant), a)
             if constant:
-                t.gradlint_constant = "the code that calls it passes a constant; backward returns None for it"
+                t.gradlint_constant = ("the code that calls it passes its module's buffer %s, a constant; backward "
+                                       "returns None for it" % buffer if buffer is not None else
+                                       "the code that calls it passes a constant; backward returns None for it")
             out.append(t)
         elif is_tensor(a):
             out.append(mark(a.detach().clone(), a))
@@ -333,7 +360,7 @@ class stand_in(object):
         self.own = fclass.__dict__.get("apply")
 
         def reached(*args, **kwargs):
-            raise Reached(args, kwargs)
+            raise Reached(args, kwargs, module_buffers(sys._getframe(1)))
 
         fclass.apply = reached
         self.aliases = []
