@@ -486,9 +486,268 @@ HELDOUT3: dict[str, list[dict]] = {
     }],
 }
 
+# -- heldout4 -----------------------------------------------------------------------------------------
+
+_C = "torch.complex128"
+# an SPD matrix with a repeated eigenvalue: Q diag(1, 1, 2, 3) Q^T (Q orthogonal)
+_SPD_TIED = ("(lambda Q: (Q * torch.tensor([1.0, 1.0, 2.0, 3.0], dtype=%s)) @ Q.mT)(torch.linalg.qr(torch.randn(4, 4, "
+             "dtype=%s))[0])" % (D, D))
+# a batch of well-conditioned SPD matrices (2, 4, 4)
+_SPD_BATCH = "(lambda A: A @ A.mT + 4 * torch.eye(4, dtype=%s))(torch.randn(2, 4, 4, dtype=%s))" % (D, D)
+# a single-process gloo group (a file store, no network), for ring-attention-pytorch's collective
+_GLOO = ("(dist.is_initialized() or dist.init_process_group('gloo', init_method='file://' + "
+         "__import__('tempfile').mktemp(), rank=0, world_size=1))")
+# srf-attention computes in float32 inside (its README: 'All intermediate computations done in FP32'): finite
+# differences of step 1e-3, tolerances above float32 rounding
+_FP32_INSIDE = {"eps": 1e-3, "atol": 1e-3, "rtol": 1e-3}
+_RING = "RingFlashAttentionFunction.apply(q, k, v, %s)"
+
+HELDOUT4: dict[str, list[dict]] = {
+    # torch-betainc 0.2.1: the regularized incomplete beta function I_x(a, b) by a continued fraction, with the
+    # derivatives in a and b carried through the same recurrence (after Zwaenepoel's IncBetaDer, its docstring says)
+    "torch_betainc/betainc.py::Betainc": [{
+        "inputs": "(0.5 + 3 * torch.rand(8, dtype=%s), 0.5 + 3 * torch.rand(8, dtype=%s), 0.05 + 0.9 * torch.rand(8, "
+                  "dtype=%s), DEFAULT_EPSILON, DEFAULT_MIN_APPROX, DEFAULT_MAX_APPROX)" % (D, D, D),
+        "why": "betainc(a, b, x)'s docstring: a, b > 0, x in [0, 1], element-wise batches, the default epsilon, "
+               "min_approx and max_approx; x on both sides of a / (a + b), so both branches of the symmetry "
+               "I_x(a, b) = 1 - I_{1-x}(b, a) run (test_gradcheck checks the single point (2, 3, 0.5))",
+    }, {
+        "inputs": "(torch.tensor(2.5, dtype=%s), 0.5 + 3 * torch.rand(3, 1, dtype=%s), torch.tensor([[-0.2, 0.15, "
+                  "0.5, 0.85, 1.3]], dtype=%s))" % (D, D, D),
+        "fn": "lambda a, b, x: betainc(a, b, x)",
+        "why": "broadcasting (a scalar, b (3, 1), x (1, 5)), as its 'Batch computation' example; x outside [0, 1] "
+               "at both ends (test_x_below_zero, test_x_above_one: the constant 0 and 1), through the public betainc",
+    }],
+    # torchesnufft 0.1.2: spreading and interpolation with the exponential-of-semicircle kernel, the two halves of
+    # a NUFFT (nufft1 spreads, nufft2 interpolates, nufft3 and get_density both); alpha, h and n are the grid's
+    # kernel width, spacing and size from helpers.setup (functions of the integer grid size only: backward returns
+    # None for them by design)
+    "torchesnufft/utils/spreadinterp.py::SpreadFunction": [{
+        "inputs": "(lambda p: (2 * torch.pi * torch.rand(1, 7, dtype=%s), torch.randn(2, 3, 7, dtype=%s), p[0], p[1], "
+                  "1, p[2], p[3]))(helpers.setup(1, (5,), 1e-3, torch.float64, 'cpu'))" % (D, _C),
+        "no_grad": [2, 5],
+        "why": "nufft1 in 1-D: x (d, M) in [0, 2 pi) as the tests draw it, c (B, C, M) complex strengths, the grid "
+               "parameters from helpers.setup(d, N, eps) (N = (5,), eps 1e-3); alpha and h are not differentiable "
+               "inputs (grid constants)",
+    }, {
+        "inputs": "(lambda p: (2 * torch.pi * torch.rand(2, 6, dtype=%s), torch.rand(1, 2, 6, dtype=%s) + 0.5, p[0], "
+                  "p[1], 2, p[2], p[3]))(helpers.setup(2, (4, 3), 1e-2, torch.float64, 'cpu'))" % (D, D),
+        "no_grad": [2, 5],
+        "why": "2-D, real positive strengths (get_density spreads its real density weights), N = (4, 3), eps 1e-2",
+    }],
+    "torchesnufft/utils/spreadinterp.py::InterpFunction": [{
+        "inputs": "(lambda p: (2 * torch.pi * torch.rand(1, 7, dtype=%s), torch.randn(2, 3, int(p[3]), dtype=%s), "
+                  "p[0], p[1], 1, p[2], p[3]))(helpers.setup(1, (5,), 1e-3, torch.float64, 'cpu'))" % (D, _C),
+        "no_grad": [2, 5],
+        "why": "nufft2 in 1-D: targets x (d, M) in [0, 2 pi), b (B, C, n) the complex oversampled grid, grid "
+               "parameters from helpers.setup as nufft2 calls it (N = (5,), eps 1e-3)",
+    }, {
+        "inputs": "(lambda p: (2 * torch.pi * torch.rand(2, 6, dtype=%s), torch.randn((1, 2) + tuple(p[3].tolist()), "
+                  "dtype=%s), p[0], p[1], 2, p[2], p[3]))(helpers.setup(2, (4, 3), 1e-2, torch.float64, 'cpu'))"
+                  % (D, _C),
+        "no_grad": [2, 5],
+        "why": "2-D (N = (4, 3), eps 1e-2): b (B, C, *n)",
+    }],
+    # torchspd 0.1.2: F(A) = V f(L) V^T of a symmetric matrix with the Daleckii-Krein backward; one Function, its
+    # modes chosen by the public wrappers (f and the divided-difference builder g_builder)
+    "src/torchspd/torchspd.py::_SpectralCore": [{
+        "inputs": "(%s,)" % _SPD_BATCH,
+        "fn": "lambda a: sqrtm(a)",
+        "why": "the README's usage: A = X X^T + n I, batched; sqrtm (the closed-form G for sqrt)",
+    }, {
+        "inputs": "(%s,)" % _SPD_BATCH,
+        "fn": "lambda a: invsqrtm(a)",
+        "why": "invsqrtm on the same SPD batch",
+    }, {
+        "inputs": "(%s,)" % _SPD_TIED,
+        "fn": "lambda a: logm(a)",
+        "why": "logm of an SPD matrix with a repeated eigenvalue: the series in delta replaces the divided "
+               "difference (the README: 'numerically stable near repeated ... eigenvalues')",
+    }, {
+        "inputs": "(0.5 * %s,)" % _SPD_BATCH,
+        "fn": "lambda a: expm(a, return_eig=True)[0]",
+        "why": "expm with return_eig=True (without it expm falls back to torch.linalg.matrix_exp, not this "
+               "Function); the eigenpairs it also returns are marked non-differentiable",
+    }, {
+        "inputs": "(%s,)" % _SPD_BATCH,
+        "fn": "lambda a: (powm(a, 0.3), powm(a, -0.7))",
+        "why": "the README's powm(A, 0.3), and a negative power",
+    }, {
+        "inputs": "(%s,)" % _SPD_TIED,
+        "fn": "lambda a: apply_quad(a, torch.log1p, lambda x: 1 / (1 + x))",
+        "why": "the README's apply_quad(A, log1p, 1 / (1 + x)), on a repeated eigenvalue (the Gauss-Legendre "
+               "branch for close eigenvalues)",
+    }, {
+        "inputs": "(%s,)" % _SPD_BATCH,
+        "fn": "lambda a: sqrtm(a, eig=_eig_sym(a))",
+        "why": "the README's 'Reuse eigenpairs': sqrtm(A, eig=(L, V)) with L, V the eigenpairs of A (here made from "
+               "A at every call, so the output moves with A)",
+    }],
+    # torchsolve 0.0.1: conjugate gradient on regularised normal equations, differentiated implicitly (one more
+    # solve backward, and a pseudo-loss for the parameters the operator closes over)
+    "src/torchsolve/_cg.py::_ImplicitSolve": [{
+        "inputs": "(torch.randn(6, dtype=%s), torch.tensor(0.7, dtype=%s))" % (D, D),
+        "fn": "(lambda B: lambda rhs, w: conjugate_gradient(lambda v: B @ v + w * v, rhs, max_iter=300, rtol=1e-14, "
+              "parameters=[w]).solution)((lambda M: M @ M.T + 6 * torch.eye(6, dtype=%s))(torch.randn(6, 6, "
+              "dtype=%s)))" % (D, D),
+        "why": "test_gradient_reaches_an_operator_parameter: an SPD operator basis @ v + weight * v, the weight "
+               "named in parameters=, the right-hand side differentiable too (conjugate_gradient's docstring: "
+               "'Differentiable in rhs and in parameters'); max_iter 300, rtol 1e-14 as the tests use, so that "
+               "the solve is converged",
+    }, {
+        "inputs": "(torch.randn(2, 6, dtype=%s), torch.tensor(0.7, dtype=%s), torch.randn(2, 6, dtype=%s))"
+                  % (_C, D, _C),
+        "fn": "(lambda B, grad, div: lambda rhs, w, bias: conjugate_gradient(lambda v: v @ B.T, rhs, regularizers=["
+              "Regularizer(0.1), Regularizer(0.5, operator=lambda v: w * grad(v), adjoint=lambda u: w * div(u), "
+              "bias=bias)], preconditioner=lambda r: r / 7.0, batch_dim=0, max_iter=300, rtol=1e-14, "
+              "parameters=[w]).solution)((lambda M: (M @ M.T + 6 * torch.eye(6, dtype=%s)).to(%s))(torch.randn(6, 6, "
+              "dtype=%s)), lambda v: torch.diff(v, dim=-1, append=v[..., :1]), lambda u: -torch.diff(u, dim=-1, "
+              "prepend=u[..., -1:]))" % (D, _C, D),
+        "why": "the README's regularised solve: complex data (its README times a complex volume), a Tikhonov term and a shaped term "
+               "Regularizer(0.5, operator=gradient, adjoint=divergence) with a bias (a periodic finite difference "
+               "and its adjoint), a preconditioner, a batch of 2 independent systems (batch_dim=0); the weight "
+               "inside the shaped term's operator is a parameter, the bias reaches the solve through the "
+               "right-hand side",
+    }, {
+        "inputs": "(torch.randn(6, dtype=%s), torch.randn(6, dtype=%s))" % (D, D),
+        "fn": "(lambda B: lambda rhs, x0: conjugate_gradient(lambda v: B @ v, rhs, x0=x0, max_iter=300, rtol=1e-14)"
+              ".solution)((lambda M: M @ M.T + 6 * torch.eye(6, dtype=%s))(torch.randn(6, 6, dtype=%s)))" % (D, D),
+        "no_grad": [1],
+        "why": "a starting iterate x0 (its docstring); x0 only starts the iteration (the converged solution does not "
+               "depend on it, and backward returns None for it), so it is not checked",
+    }],
+    # srf-attention 1.0.16: linear (simplex random feature) attention, out = (S v) / (S 1) with S = q k^T on positive
+    # features, recomputed chunk by chunk in backward; it computes in float32 whatever the input dtype
+    "srf_attention/torch_low_mem_attn.py::Attention": [{
+        "inputs": "(0.2 + torch.rand(1, 2, 6, 4, dtype=%s), 0.2 + torch.rand(1, 2, 6, 4, dtype=%s), torch.randn(1, 2, "
+                  "6, 4, dtype=%s))" % (D, D, D),
+        "fn": "lambda q, k, v: low_mem_attn(q, k, v, 1.0, True, 4)",
+        "options": _FP32_INSIDE,
+        "expect": "fail",
+        "why": "a real bug: backward ignores sm_scale and always uses the default q.shape[-1] ** -0.5 (`s = (q_chunk "
+               "@ k.transpose(-1, -2)) * q.shape[-1] ** -0.5` and the same in dS), while forward's row sums are "
+               "made with the sm_scale passed; the scale cancels in the output (the same output for any sm_scale) "
+               "but every gradient comes out multiplied by default / sm_scale (0.5 here, with sm_scale = 1.0 and "
+               "d = 4). sm_scale is the public low_mem_attn's (exported in __init__) fourth argument. Inputs: "
+               "positive q, k (the module Attention feeds it softmax-kernel features, exp(...) > 0), v any, "
+               "(B, H, L, D), causal, chunk_size 4 < L (two chunks); float32 inside, so finite differences of "
+               "step 1e-3 and tolerances 1e-3 (with sm_scale 0.5, the default for d = 4, the same check passes)",
+    }, {
+        "inputs": "(0.2 + torch.rand(1, 2, 6, 4, dtype=%s), 0.2 + torch.rand(1, 2, 6, 4, dtype=%s), torch.randn(1, 2, "
+                  "6, 4, dtype=%s))" % (D, D, D),
+        "fn": "lambda q, k, v: low_mem_attn(q, k, v, None, True, 4)",
+        "options": _FP32_INSIDE,
+        "why": "sm_scale None, as att.Attention.forward_train_torch calls it (low_mem_attn(q, k, v, None, causal, "
+               "chunk_size)): right (informative: the label comes from #0)",
+    }, {
+        "inputs": "(0.2 + torch.rand(2, 1, 5, 3, dtype=%s), 0.2 + torch.rand(2, 1, 5, 3, dtype=%s), torch.randn(2, 1, "
+                  "5, 3, dtype=%s))" % (D, D, D),
+        "fn": "lambda q, k, v: low_mem_attn(q, k, v, None, False, None)",
+        "options": _FP32_INSIDE,
+        "why": "not causal, one chunk (chunk_size None): right (informative)",
+    }],
+    # ring-attention-pytorch 0.5.20: flash attention (tiled online softmax) whose key/value tiles can travel around a
+    # ring of processes; on one process (no process group: world size 1) the ring is a single pass. Its
+    # accumulators are made in the default dtype, so the checks run with float64 as the default dtype. Not
+    # checked: ring_reduce_col / striped_ring_attn, which send tiles to the other ranks (a world of one cannot
+    # connect its gloo pair to itself). ring_flash_attention_cuda.py::RingFlashAttentionCUDAFunction has no
+    # hand check: it runs only on CUDA (its forward imports the Triton kernels of triton_flash_attn.py)
+    "ring_attention_pytorch/ring_flash_attention.py::RingFlashAttentionFunction": [{
+        "inputs": "tuple(torch.randn(1, 8, 2, 4, dtype=%s) for _ in range(3))" % D,
+        "fn": "(%s, lambda q, k, v: %s)[1]" % (_F64, _RING % "None, True, 4, False, False, None, None, False, 50.0"),
+        "why": "ring_flash_attn(q, k, v, causal=True, bucket_size=4) as RingAttention.forward calls it on one "
+               "process: q, k, v (b, n, h, d), two buckets each way",
+    }, {
+        "inputs": "tuple(torch.randn(1, 8, 2, 4, dtype=%s) for _ in range(3))" % D,
+        "fn": "(%s, lambda q, k, v: %s)[1]" % (_F64, _RING % "torch.tensor([[True] * 6 + [False] * 2]), False, 4, "
+                                                              "False, False, None, None, False, 50.0"),
+        "why": "not causal, with a key padding mask (b, n) hiding the last two keys",
+    }, {
+        "inputs": "(torch.randn(1, 8, 4, 4, dtype=%s), torch.randn(1, 8, 2, 4, dtype=%s), torch.randn(1, 8, 2, 4, "
+                  "dtype=%s))" % (D, D, D),
+        "fn": "(%s, lambda q, k, v: %s)[1]" % (_F64, _RING % "None, True, 2, False, False, 4, None, True, 2.0"),
+        "why": "grouped-query attention (4 query heads, 2 key/value heads: RingAttention's num_grouped_query_heads), "
+               "softclamped logits (ring_flash_attn's softclamp_qk_sim, value 2 so that the tanh bends), a causal "
+               "lookback window (RingAttention's max_lookback_seq_len, 4) with buckets of 2",
+    }, {
+        "inputs": "(torch.randn(2, 6, 2, 4, dtype=%s), torch.randn(2, 9, 2, 4, dtype=%s), torch.randn(2, 9, 2, 4, "
+                  "dtype=%s))" % (D, D, D),
+        "fn": "(%s, lambda q, k, v: %s)[1]" % (_F64, _RING % "torch.tensor([[True] * 9, [True] * 7 + [False] * 2]), "
+                                                              "False, 4, False, False, None, None, False, 50.0"),
+        "why": "cross-attention (6 queries, 9 keys: the Function's cross_attn case) with a per-batch key padding "
+               "mask, buckets of 4 (a last partial bucket)",
+    }],
+    "ring_attention_pytorch/distributed.py::AllGatherFunction": [{
+        "inputs": "(torch.randn(3, 4, dtype=%s),)" % D,
+        "fn": "(%s, lambda x: AllGatherFunction.apply(x, 0, None)[0])[1]" % _GLOO,
+        "why": "AllGather(dim=0)(x) as sharded_batch_to_sharded_seq calls it, in an initialised process group (a "
+               "single gloo process here): gathers x from every rank along dim, backward takes this rank's slice "
+               "of the gradient",
+    }, {
+        "inputs": "(torch.randn(3, 4, dtype=%s),)" % D,
+        "fn": "(%s, lambda x: AllGatherFunction.apply(x, 1, torch.tensor([4]))[0])[1]" % _GLOO,
+        "why": "another dim (sharded_seq_to_sharded_batch gathers along -2), with AllGather.forward's sizes given "
+               "(no gather_sizes call)",
+    }],
+    # egnlib 0.2.2: spectral functions of SPD matrices (one eigh, Loewner-matrix backward), the trunk of its
+    # equivariant geodesic networks; force_sym=True (or sym() first, as geometry.py does) because eigh reads one
+    # triangle only
+    "src/egn/functional.py::_SpectralMap": [{
+        "inputs": "(%s,)" % _SPD_BATCH,
+        "fn": "lambda M: logm(M, force_sym=True)",
+        "why": "test_gradcheck_spectral: logm on a batch of SPD matrices (spd(2, 4, 4)); force_sym=True",
+    }, {
+        "inputs": "(%s,)" % _SPD_BATCH,
+        "fn": "lambda M: (expm(0.3 * M, force_sym=True), sqrtm(M, force_sym=True), invsqrtm(M, force_sym=True))",
+        "why": "test_gradcheck_spectral's other operators: expm, sqrtm, invsqrtm",
+    }, {
+        "inputs": "(%s,)" % _SPD_BATCH,
+        "fn": "lambda M: powm(sym(M), 0.3)",
+        "why": "geometry.geodesic: powm(sym(inv @ B @ inv), t) with t in (0, 1)",
+    }, {
+        "inputs": "((lambda Q: (Q * torch.tensor([0.3, 0.6, 1.5, 2.5], dtype=%s)) @ Q.mT)(torch.linalg.qr("
+                  "torch.randn(4, 4, dtype=%s))[0]),)" % (D, D),
+        "fn": "lambda M: reeig(M, 1.0, force_sym=True)",
+        "why": "ReEig (layers.py: reeig(S, self.floor)) with the floor (1.0) between the eigenvalues, so that two "
+               "of them are clamped to the same value (the tied case its Loewner guard is for)",
+    }, {
+        "inputs": "(%s,)" % _SPD_TIED,
+        "fn": "lambda M: logm(M, force_sym=True)",
+        "why": "test_gradcheck_with_repeated_eigenvalues: 'The Loewner backward must survive an exact eigenvalue "
+               "tie'",
+    }],
+    "src/egn/functional.py::_SqrtPair": [{
+        "inputs": "(%s,)" % _SPD_BATCH,
+        "fn": "lambda M: sqrtm_pair(M, force_sym=True)",
+        "why": "sqrtm_pair(S): (S^1/2, S^-1/2) from one eigh, as geometry.py and manifolds.py use it; both "
+               "outputs",
+    }, {
+        "inputs": "(%s,)" % _SPD_TIED,
+        "fn": "lambda M: sqrtm_pair(sym(M))",
+        "why": "a repeated eigenvalue (the Loewner guard), sym() first as geometry.py does",
+    }],
+    # gsmc-torch 0.2.0: the Heaviside spike of its spiking cells with surrogate gradients (by design, see
+    # HELDOUT4_NOT_A_DERIVATIVE); these checks confirm they are not derivatives
+    "gsmc_torch/surrogate.py::ATanSurrogate": [{
+        "inputs": "(torch.randn(3, 4, dtype=%s),)" % D,
+        "fn": "lambda x: surrogate_spike(x)",
+        "expect": "fail",
+        "why": "by design: the Heaviside step forward, the arctan surrogate derivative backward (surrogate_spike, "
+               "gradient_mode='surrogate'); membrane values away from the threshold 0",
+    }],
+    "gsmc_torch/surrogate.py::ExactSpike": [{
+        "inputs": "(torch.randn(3, 4, dtype=%s),)" % D,
+        "fn": "lambda x: surrogate_spike(x, theta=torch.tensor(0.5, dtype=torch.float64), gradient_mode='exact')",
+        "expect": "fail",
+        "why": "by design: the Heaviside step forward, a spike-time (IFT) flux backward (surrogate_spike, "
+               "gradient_mode='exact', theta 0.5)",
+    }],
+}
+
 HAND: dict[str, dict[str, list[dict]]] = {
     "tune": TUNE,
     "heldout": {},  # written at the end, when the held-out set is measured
     "heldout2": HELDOUT2,
     "heldout3": HELDOUT3,
+    "heldout4": HELDOUT4,
 }
