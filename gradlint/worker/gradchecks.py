@@ -328,7 +328,10 @@ def analyse_failure(subject, spec, msg, mode, label, details):
 def _too_large(subject, spec, msg, label, details, finish, what):
     """A fast-mode failure too large to recompute element by element (``narrowing``): the inputs
     that fail alone, and whether backward drops their gradient; torch's sentence when none does."""
-    found = narrowing.localise(subject, spec, torch_kwargs(subject.opts)) if spec["order"] == "first" else None
+    try:
+        found = narrowing.localise(subject, spec, torch_kwargs(subject.opts)) if spec["order"] == "first" else None
+    except Exception:  # noqa: BLE001 - the failure stands; only its narrowing did not run
+        found = None
     why = "fast-mode gradcheck; too large to recompute the Jacobian entry by entry"
     details["worst"] = []
     if found is None:
