@@ -256,20 +256,22 @@ class Job(object):
     def borrow(self, loaded, tried, tests_first=False):
         """Inputs from the project's code that calls the Function (its callers, then its tests, then
         the examples in its docstrings; the tests first with ``tests_first``: a caller is run on
-        synthesized values, which a question about values does not get past):
+        synthesized values, which a question about values does not get past; and the tests and
+        examples first when the caller is a thin wrapper that hands its made-up tensors on unchanged):
         a ``Borrowed``, or None (``tried`` gets why each caller did not)."""
         name = loaded.fclass.__name__
         self.progress("looking for inputs in the code that calls %s" % name, 10)
         seen = {}
         borrowed = caller_inputs.capture(loaded.fn, loaded.fclass, self.opts, tried, seen)
-        if (borrowed is None or tests_first) and seen.get("root") and self.tests_may_run:
+        thin = borrowed if borrowed is not None and borrowed.passes_through else None
+        if (borrowed is None or tests_first or thin) and seen.get("root") and self.tests_may_run:
             self.progress("looking for inputs in the tests that reach %s" % name, 12)
             borrowed = test_callers.capture(loaded.fn, loaded.fclass, seen["params"], seen["root"], seen["names"],
                                             self.opts, time.monotonic() + 20.0, tried) or borrowed
-        if borrowed is None and seen.get("root") and self.tests_may_run:
+        if (borrowed is None or borrowed is thin) and seen.get("root") and self.tests_may_run:
             self.progress("looking for inputs in the examples of docstrings that reach %s" % name, 14)
             borrowed = doc_examples.capture(loaded.fn, loaded.fclass, seen["params"], seen["names"], self.opts,
-                                            time.monotonic() + 15.0, tried)
+                                            time.monotonic() + 15.0, tried) or borrowed
         return borrowed
 
     def time_left(self, needed=0.0):

@@ -453,3 +453,13 @@ async def test_a_buffer_of_the_calling_module_is_a_constant_even_when_nothing_re
     r = assert_valid(await client.run(fn_class("buffer_proj/smoothing.py", "SmoothDoubled"), timeout=240))
     assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
     assert "analytical = 2 × numerical" in r["summary"], r["summary"]
+
+
+async def test_a_thin_wrappers_made_up_values_give_way_to_tests_and_edge_case_tests_to_a_later_one(client):
+    # made-up inputs miss SteepPower's domain (nothing moves); its only caller hands its own made-up
+    # tensors on unchanged (they miss it too: "vacuous" before), so the tests come first; the first
+    # two are edge cases where the output is 0 whatever a is, passed over for the one inside
+    r = assert_valid(await client.run(fn_class("edge_proj/powers.py", "SteepPower"), timeout=240))
+    assert r["status"] in ("pass", "warning"), r["summary"]
+    assert r["proof"]["inputs"] == ["x", "a"] and r["proof"]["zero"] == [], r["proof"]
+    assert "test_powers.py:14 (test_inside_the_interval)" in r["notes"][0], r["notes"]

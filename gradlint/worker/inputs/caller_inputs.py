@@ -68,10 +68,13 @@ def module_buffers(frame):
 class Borrowed(object):
     """Inputs taken from code that calls the target: ``make(seed)`` runs it again."""
 
-    def __init__(self, draw, where, info=None):
+    def __init__(self, draw, where, info=None, passes_through=False):
         self.draw = draw  # seed -> the target's inputs
         self.where = where  # "pytorch_wavelets/dtcwt/transform2d.py:123 (DTCWTForward.forward)"
         self.extra = dict(info or {})
+        # the caller hands its own (made-up) tensors to the target unchanged: a thin wrapper, whose
+        # inputs say nothing about the values the target is meant for (tests and examples may)
+        self.passes_through = passes_through
 
     def make(self, seed):
         return self.draw(seed)
@@ -107,6 +110,7 @@ class _Caller(object):
         self.line = line
         self.params_of_target = params_of_target
         self.fn = None
+        self.passes_through = False  # set by reach: every floating tensor it passed is one it was given
 
     def describe(self, root):
         rel = os.path.relpath(self.path, root) if root else self.path
@@ -148,6 +152,10 @@ class _Caller(object):
                 try:
                     self.fn(*trial)
                 except Reached as r:
+                    given = set(id(a) for a in trial if is_tensor(a))
+                    passed = [a for a in list(r.call_args) + list(r.call_kwargs.values())
+                              if is_tensor(a) and (a.is_floating_point() or a.is_complex())]
+                    self.passes_through = bool(passed) and all(id(a) in given for a in passed)
                     return r.call_args, r.call_kwargs
         return None
 
@@ -247,6 +255,38 @@ def accepts(fn, inputs, seed):
     if backward_error(inputs, out) is not None:
         return "backward raised on its arguments"
     return None
+
+
+def still_inputs(fn, inputs, seed):
+    """How many of the floating tensor inputs that require grad no output moves with (each nudged
+    alone along a random direction): a test of an edge case (``x = 0`` in an incomplete beta function)
+    reaches the target where its other inputs do not matter, which proves nothing about them."""
+    try:
+        torch.manual_seed(seed)
+        base = [o.detach() for o in _tensors_of(linked(fn, inputs)(*fresh_containers(inputs)))]
+    except Exception:  # noqa: BLE001 - judged by accepts() already
+        return 0
+    gen = torch.Generator().manual_seed(seed + 5)
+    still = 0
+    for j, x in enumerate(inputs):
+        if not (is_tensor(x) and x.requires_grad and x.layout == torch.strided and x.is_floating_point()):
+            continue
+        moved = list(inputs)
+        with torch.no_grad():
+            step = torch.randn(x.shape, generator=gen, dtype=x.dtype) * 1e-3 * (1.0 + x.detach().abs())
+            moved[j] = (x.detach() + step).requires_grad_()
+        try:
+            torch.manual_seed(seed)
+            outs = [o.detach() for o in _tensors_of(linked(fn, moved)(*fresh_containers(moved)))]
+        except Exception:  # noqa: BLE001 - off the domain when nudged: it moved
+            continue
+        if len(outs) == len(base) and all(a.shape == b.shape and torch.equal(a, b) for a, b in zip(outs, base)):
+            still += 1
+    return still
+
+
+def _tensors_of(out):
+    return [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if is_tensor(o)]
 
 
 def _instances(cls):
@@ -592,7 +632,8 @@ def capture(fn, fclass, opts, errors=None, seen=None):
                 found, why = _search(caller, fn, opts, started)
                 if found is not None:
                     info = found.info(int(opts["seed"]))
-                    return Borrowed(_caller_draw(caller, found, fn), caller.describe(root), info)
+                    return Borrowed(_caller_draw(caller, found, fn), caller.describe(root), info,
+                                    passes_through=caller.passes_through)
                 if time.monotonic() - started > MAX_SECONDS:
                     break
         except Exception as e:  # noqa: BLE001 - the user's module or constructor

@@ -22,7 +22,7 @@ import torch
 
 from . import fixtures
 from .caller_inputs import (SKIP_DIRS, Borrowed, Reached, accepts, as_inputs, backward_raises_as_called, is_test_file,
-                            refused, stand_in)
+                            refused, stand_in, still_inputs)
 
 MAX_TEST_FILES = 8
 MAX_FILES_SCANNED = 4000
@@ -297,10 +297,17 @@ class time_limit(object):
         return False
 
 
+MAX_STILL_CASES = 12  # tests whose inputs leave some input without effect, passed over for a later one
+
+
 def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=None):
     """A ``Borrowed`` from the first test that calls the target with inputs its forward and
-    backward accept, or None."""
+    backward accept, or None. A test whose inputs leave some differentiable input without effect on
+    the output (an edge case) gives way to a later one where all of them move it, up to a few; the
+    one with the fewest still inputs is kept when none does."""
     seed = int(opts["seed"])
+    fallback = None  # (still inputs, Borrowed) of the best edge case so far
+    passed_over = 0
     for path, text in test_files(root, names):
         if time.monotonic() > deadline:
             break
@@ -346,8 +353,15 @@ def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=No
                     inputs = kept
                 if inputs is None:
                     continue
-                return _borrowed(call, where, params_of_target, fn)
-    return None
+                still = still_inputs(fn, inputs, seed)
+                if not still:
+                    return _borrowed(call, where, params_of_target, fn)
+                if fallback is None or still < fallback[0]:
+                    fallback = (still, _borrowed(call, where, params_of_target, fn))
+                passed_over += 1
+                if passed_over >= MAX_STILL_CASES:
+                    return fallback[1]
+    return fallback[1] if fallback is not None else None
 
 
 def _expects_errors(node):
