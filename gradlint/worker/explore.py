@@ -62,6 +62,7 @@ def callers_instead(job, subject, loader, loaded):
     job.checks = []
     job.source = "caller"
     job.recipe = None
+    job.borrowed = borrowed
     seed = job.opts["seed"]
     job.redraw = lambda s: loaded.with_inputs(borrowed.make(s))
     subject = job.prepare_subject(loaded.with_inputs(borrowed.make(seed)), loader)

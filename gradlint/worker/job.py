@@ -89,6 +89,7 @@ class Job(object):
         self.redraw = None  # seed -> another draw of the inputs (a Loaded), or None when they cannot differ
         self.recipe = None  # how synthesized inputs are made
         self.structure = None  # a structure square inputs keep (symmetric, tril) once a retry found one
+        self.borrowed = None  # the Borrowed the inputs come from, when a caller of the project gave them
         self.tests_may_run = True  # a worker may run the project's tests to find inputs
         limit = (req.get("limits") or {}).get("timeout_s")
         # the time the run may spend before it must stop looking further (its verdict is kept)
@@ -244,6 +245,7 @@ class Job(object):
                     self.result["notes"].append("no caller in the package gave inputs: " + "; ".join(tried)[:600])
                 raise
             seed = self.opts["seed"]
+            self.borrowed = borrowed
             self.redraw = lambda s: loaded.with_inputs(borrowed.make(s))
             self.result["notes"].append("inputs captured from %s, which calls %s.apply (no synthesized "
                                         "input worked: %s)" % (borrowed.where, loaded.fclass.__name__,
@@ -438,6 +440,8 @@ class Job(object):
                 or first.get("verdict") != "wrong_gradient" or (first["details"].get("pattern") or {}).get("kind") \
                 in ("scale", "sign", "zero", "swap", "transposed", "dropped"):
             return subject
+        if self.recipe is None and self.borrowed is not None and self.borrowed.recipe is not None:
+            return self.structured_caller(subject, loader, loaded, first)
         if self.recipe is None:
             return self.kept_structure(subject, loader, loaded, first)
         square = any(len(s) >= 2 and s[-1] == s[-2] for s in self.recipe.shapes)
@@ -468,6 +472,37 @@ class Job(object):
             self.run_checks(subject)
             return subject
         self.result["inputs"] = subject.infos
+        return subject
+
+    def structured_caller(self, subject, loader, loaded, first):
+        """``structured_inputs`` for inputs a caller passed when run on made-up values of its own
+        (``sqrtm(a)`` with a general square ``a``): the caller is run again on symmetric positive
+        definite, symmetric or triangular matrices of its own, and the target's square inputs keep
+        that structure in the check. Checked on them from then on when gradcheck passes there."""
+        for domain, recipe in explore.structured_recipes(self.borrowed.recipe):
+            if not self.time_left(5.0):
+                break
+            remade = self.borrowed.with_recipe(recipe)
+            try:
+                trial = self.prepare_subject(loaded.with_inputs(remade.make(self.opts["seed"])), loader)
+            except Exception:  # noqa: BLE001 - the caller or the target refuses those values
+                continue
+            structured = explore.keep_structure(trial, domain)
+            if self.run_check("forward", trial, record=False)["status"] != "pass" or \
+                    self.run_check("gradcheck", trial, record=False)["status"] != "pass":
+                continue
+            self.result["notes"].append(
+                "gradcheck fails for general square matrices given to %s (%s) and passes for %s ones%s: the "
+                "backward assumes that structure, so the check uses such inputs" % (
+                    remade.where, (first.get("message") or "").lstrip("✗ "), _DOMAIN_NAMES[domain],
+                    " (%s)" % structured if structured else ""))
+            self.borrowed = remade
+            self.redraw = lambda s: loaded.with_inputs(remade.make(s))
+            self.checks = []
+            self.structure = (domain, None)
+            subject = self.prepare_subject(loaded.with_inputs(remade.make(self.opts["seed"])), loader)
+            self.run_checks(subject)
+            return subject
         return subject
 
     def kept_structure(self, subject, loader, loaded, first):

@@ -463,3 +463,15 @@ async def test_a_thin_wrappers_made_up_values_give_way_to_tests_and_edge_case_te
     assert r["status"] in ("pass", "warning"), r["summary"]
     assert r["proof"]["inputs"] == ["x", "a"] and r["proof"]["zero"] == [], r["proof"]
     assert "test_powers.py:14 (test_inside_the_interval)" in r["notes"][0], r["notes"]
+
+
+async def test_a_callers_made_up_matrix_is_made_structured_when_the_backward_assumes_it(client):
+    # the only inputs come from expm_sym, run on a made-up general square matrix: eigh reads one
+    # triangle and backward follows the symmetric convention, so gradcheck failed (a false ✗);
+    # the caller is run again on structured (symmetric) matrices, kept symmetric in the check
+    r = assert_valid(await client.run(fn_class("spd_proj/spectral.py", "Spectral"), timeout=240))
+    assert r["status"] in ("pass", "warning") and r["proof"]["inputs"] == ["a"], r["summary"]
+    assert any(n.startswith("gradcheck fails for general square matrices given to spectral.py:")
+               and " ones (a symmetrized): the backward assumes that structure" in n for n in r["notes"]), r["notes"]
+    r = assert_valid(await client.run(fn_class("spd_proj/spectral.py", "SpectralDoubled"), timeout=240))
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]

@@ -75,6 +75,12 @@ class Borrowed(object):
         # the caller hands its own (made-up) tensors to the target unchanged: a thin wrapper, whose
         # inputs say nothing about the values the target is meant for (tests and examples may)
         self.passes_through = passes_through
+        self.remake = None  # a caller's own recipe -> Borrowed, when the caller runs on made-up values
+        self.recipe = None  # that recipe
+
+    def with_recipe(self, recipe):
+        """The same caller run on values of another recipe of its own (a structured one), or None."""
+        return self.remake(recipe) if self.remake is not None else None
 
     def make(self, seed):
         return self.draw(seed)
@@ -631,9 +637,7 @@ def capture(fn, fclass, opts, errors=None, seen=None):
                 caller.fn = built
                 found, why = _search(caller, fn, opts, started)
                 if found is not None:
-                    info = found.info(int(opts["seed"]))
-                    return Borrowed(_caller_draw(caller, found, fn), caller.describe(root), info,
-                                    passes_through=caller.passes_through)
+                    return _from_caller(caller, found, fn, root, opts, caller.passes_through)
                 if time.monotonic() - started > MAX_SECONDS:
                     break
         except Exception as e:  # noqa: BLE001 - the user's module or constructor
@@ -648,6 +652,14 @@ def capture(fn, fclass, opts, errors=None, seen=None):
                          if not any(outer.path == t.path and outer.name == t.name and outer.owner == t.owner
                                     for t in tried))
     return None
+
+
+def _from_caller(caller, recipe, fn, root, opts, passes_through):
+    borrowed = Borrowed(_caller_draw(caller, recipe, fn), caller.describe(root), recipe.info(int(opts["seed"])),
+                        passes_through=passes_through)
+    borrowed.recipe = recipe
+    borrowed.remake = lambda other: _from_caller(caller, other, fn, root, opts, passes_through)
+    return borrowed
 
 
 class _CallerSearch(Search):
