@@ -44,6 +44,7 @@ The modules, one idea each (a test keeps this list complete):
   for inputs nothing moved with, ties and equal inputs, each mode the code names);
 - ``job``: one run from request to result;
 - ``inprocess``: the same run in the caller's own process (``check_gradients``, ``pytest --gradlint``);
+- ``world``: a torch.distributed process group of one, for code that needs one to run at all;
 - ``child`` / ``zygote``: the forked run process, and the fork server around it;
 - ``proctree``: every process a run started (child subreapers, /proc), and killing them all.
 

@@ -9,8 +9,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 FILE = "honesty.py"
 
 
-async def run(client, qualname):
-    return assert_valid(await client.run(fn_class(FILE, qualname), timeout=240))
+async def run(client, qualname, file=FILE):
+    return assert_valid(await client.run(fn_class(file, qualname), timeout=240))
 
 
 def marker_class_line(name):
@@ -475,3 +475,19 @@ async def test_a_callers_made_up_matrix_is_made_structured_when_the_backward_ass
                and " ones (a symmetrized): the backward assumes that structure" in n for n in r["notes"]), r["notes"]
     r = assert_valid(await client.run(fn_class("spd_proj/spectral.py", "SpectralDoubled"), timeout=240))
     assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient"), r["summary"]
+
+
+async def test_a_function_on_collectives_is_checked_in_a_process_group_of_one(client):
+    # "Default process group has not been initialized" was the end of it ("cannot run here"); the
+    # run child now starts a gloo group of itself alone (a file store in a temporary folder it
+    # removes), checks again, and says that the world size was 1
+    import glob
+    import tempfile
+
+    before = set(glob.glob(tempfile.gettempdir() + "/gradlint-group-*"))
+    r = await run(client, "SummedOverRanks", file="collective.py")
+    assert r["status"] == "pass" and r["proof"]["inputs"] == ["x"], r["summary"]
+    assert r["notes"][0].startswith("checked in a torch.distributed process group of one"), r["notes"]
+    r = await run(client, "SummedOverRanksWrong", file="collective.py")
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient") and "1.5 × numerical" in r["summary"], r["summary"]
+    assert set(glob.glob(tempfile.gettempdir() + "/gradlint-group-*")) == before
