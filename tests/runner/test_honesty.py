@@ -490,4 +490,8 @@ async def test_a_function_on_collectives_is_checked_in_a_process_group_of_one(cl
     assert r["notes"][0].startswith("checked in a torch.distributed process group of one"), r["notes"]
     r = await run(client, "SummedOverRanksWrong", file="collective.py")
     assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient") and "1.5 × numerical" in r["summary"], r["summary"]
+    # an all-gather is the identity in a world of one: not a gradient hook by its code, so a doubled
+    # backward is a wrong gradient there (it was "⚠ inconclusive: … a gradient hook")
+    r = await run(client, "GatheredDoubled", file="collective.py")
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient") and "2 × numerical" in r["summary"], r["summary"]
     assert set(glob.glob(tempfile.gettempdir() + "/gradlint-group-*")) == before
