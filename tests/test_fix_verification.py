@@ -79,17 +79,24 @@ def _many_fixable(n: int) -> str:
     return "import torch\nfrom torch.autograd import gradcheck\n" + tests
 
 
-def _lints_to_fix(n: int, monkeypatch) -> tuple[int, int]:
-    import gradlint.engine.linter as linter
-
-    calls = []
-    real = linter.lint_source
+def _count_lints(monkeypatch, module) -> list:
+    """``module.lint_source`` made to record each call (the list it returns grows)."""
+    calls: list = []
+    real = module.lint_source
 
     def counting(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(linter, "lint_source", counting)
+    monkeypatch.setattr(module, "lint_source", counting)
+    return calls
+
+
+def _lints_to_fix(n: int, monkeypatch) -> tuple[int, int]:
+    import gradlint.engine.linter as linter
+
+    real = linter.lint_source
+    calls = _count_lints(monkeypatch, linter)
     outcome = fix_source(_many_fixable(n), "t.py", LintOptions())
     monkeypatch.setattr(linter, "lint_source", real)
     return len(calls), outcome.fixed
@@ -112,14 +119,7 @@ def test_counting_what_fix_would_apply_costs_one_lint_beyond_the_check(monkeypat
     import gradlint.engine.linter as linter
     from gradlint.engine.files import lint_text
 
-    calls = []
-    real = linter.lint_source
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(linter, "lint_source", counting)
+    calls = _count_lints(monkeypatch, linter)
     report = lint_text(_many_fixable(30), None, "t.py", LintOptions(), count_fixes=True)
     assert report.fixable == 30
     assert len(calls) == 2  # the check, and the fixes verified together
@@ -147,14 +147,7 @@ def test_counting_what_fix_would_apply_to_a_notebook_costs_one_lint_beyond_the_c
     import gradlint.engine.notebooks as notebooks
     from gradlint.engine.files import lint_text
 
-    calls = []
-    real = notebooks.lint_source
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(notebooks, "lint_source", counting)
+    calls = _count_lints(monkeypatch, notebooks)
     cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
             "source": _many_fixable(3)}
     raw = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})

@@ -434,75 +434,59 @@ class Job(object):
     def structured_inputs(self, subject, loader, loaded):
         """gradcheck failed on general square matrices: does it pass on symmetric positive definite,
         symmetric or lower-triangular ones? Then the backward assumes that structure (a covariance,
-        a Cholesky factor); the run is checked on such inputs, and says so."""
+        a Cholesky factor); the run is checked on such inputs, and says so. The structured values come
+        from the run's own recipe when it made the inputs, from the caller's when a caller of the
+        project was run on made-up values (``sqrtm(a)``), and are read from the project's own values
+        otherwise (``kept_structure``)."""
         first = next((c for c in self.checks if c["name"] == "gradcheck"), None)
         if first is None or first["status"] != "fail" \
                 or first.get("verdict") != "wrong_gradient" or (first["details"].get("pattern") or {}).get("kind") \
                 in ("scale", "sign", "zero", "swap", "transposed", "dropped"):
             return subject
-        if self.recipe is None and self.borrowed is not None and self.borrowed.recipe is not None:
-            return self.structured_caller(subject, loader, loaded, first)
-        if self.recipe is None:
+        if self.recipe is not None:
+            if not any(len(s) >= 2 and s[-1] == s[-2] for s in self.recipe.shapes):
+                return subject
+            # synthesized: structured recipes of the run's own
+            sources = [(domain, recipe, recipe.only) for domain, recipe in explore.structured_recipes(self.recipe)]
+            given = "general square matrix inputs"
+        elif self.borrowed is not None and self.borrowed.recipe is not None:
+            # a caller run on made-up values of its own (``sqrtm(a)`` with a general square ``a``): the
+            # caller runs again on structured matrices of its own; the target's square inputs keep it
+            sources = [(domain, self.borrowed.with_recipe(recipe), None)
+                       for domain, recipe in explore.structured_recipes(self.borrowed.recipe)]
+            given = "general square matrices given to %s" % self.borrowed.where
+        else:
             return self.kept_structure(subject, loader, loaded, first)
-        square = any(len(s) >= 2 and s[-1] == s[-2] for s in self.recipe.shapes)
-        if not square:
-            return subject
-        for domain, recipe in explore.structured_recipes(self.recipe):
+        for domain, source, only in sources:  # a Recipe or a Borrowed: ``make(seed)`` draws the inputs
+            if not self.time_left(5.0):
+                break
             try:
-                trial = self.prepare_subject(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
-            except Outcome:
+                trial = self.prepare_subject(loaded.with_inputs(source.make(self.opts["seed"])), loader)
+            except Exception:  # noqa: BLE001 - the values do not fit (the caller or the target refuses them)
                 continue
             if subject.reseeded:
                 trial.reseed()
-            structured = explore.keep_structure(trial, domain, recipe.only)
+            structured = explore.keep_structure(trial, domain, only)
             self.run_check("forward", trial, record=False)
             if self.run_check("gradcheck", trial, record=False)["status"] != "pass":
                 continue
             self.result["notes"].append(
-                "gradcheck fails for general square matrix inputs (%s) and passes for %s ones%s: the backward "
-                "assumes that structure, so the check uses such inputs" % (
-                    (first.get("message") or "").lstrip("✗ "), _DOMAIN_NAMES[domain],
-                    " (%s)" % structured if structured else ""))
-            self.recipe = recipe
+                "gradcheck fails for %s (%s) and passes for %s ones%s: the backward assumes that structure, so "
+                "the check uses such inputs" % (given, (first.get("message") or "").lstrip("✗ "),
+                                                _DOMAIN_NAMES[domain], " (%s)" % structured if structured else ""))
+            if self.recipe is not None:
+                self.recipe = source  # (self.redraw draws from self.recipe)
+                if self.result.get("synthesis"):
+                    self.result["synthesis"]["domain"] = domain
+            else:
+                self.borrowed = source
+                self.redraw = lambda s: loaded.with_inputs(source.make(s))
             self.checks = []
-            self.structure = (domain, recipe.only)
-            subject = self.prepare_subject(loaded.with_inputs(recipe.make(self.opts["seed"])), loader)
-            if self.result.get("synthesis"):
-                self.result["synthesis"]["domain"] = domain
+            self.structure = (domain, only)
+            subject = self.prepare_subject(loaded.with_inputs(source.make(self.opts["seed"])), loader)
             self.run_checks(subject)
             return subject
         self.result["inputs"] = subject.infos
-        return subject
-
-    def structured_caller(self, subject, loader, loaded, first):
-        """``structured_inputs`` for inputs a caller passed when run on made-up values of its own
-        (``sqrtm(a)`` with a general square ``a``): the caller is run again on symmetric positive
-        definite, symmetric or triangular matrices of its own, and the target's square inputs keep
-        that structure in the check. Checked on them from then on when gradcheck passes there."""
-        for domain, recipe in explore.structured_recipes(self.borrowed.recipe):
-            if not self.time_left(5.0):
-                break
-            remade = self.borrowed.with_recipe(recipe)
-            try:
-                trial = self.prepare_subject(loaded.with_inputs(remade.make(self.opts["seed"])), loader)
-            except Exception:  # noqa: BLE001 - the caller or the target refuses those values
-                continue
-            structured = explore.keep_structure(trial, domain)
-            if self.run_check("forward", trial, record=False)["status"] != "pass" or \
-                    self.run_check("gradcheck", trial, record=False)["status"] != "pass":
-                continue
-            self.result["notes"].append(
-                "gradcheck fails for general square matrices given to %s (%s) and passes for %s ones%s: the "
-                "backward assumes that structure, so the check uses such inputs" % (
-                    remade.where, (first.get("message") or "").lstrip("✗ "), _DOMAIN_NAMES[domain],
-                    " (%s)" % structured if structured else ""))
-            self.borrowed = remade
-            self.redraw = lambda s: loaded.with_inputs(remade.make(s))
-            self.checks = []
-            self.structure = (domain, None)
-            subject = self.prepare_subject(loaded.with_inputs(remade.make(self.opts["seed"])), loader)
-            self.run_checks(subject)
-            return subject
         return subject
 
     def kept_structure(self, subject, loader, loaded, first):

@@ -12,14 +12,10 @@ check says, and backward gives it nothing). That is what the report says, withou
 
 import torch
 
+from .checks import grad_outputs_for
 from .patterns import dropped
 from .tensors import as_tuple, is_tensor
 from .torch_setup import REAL
-
-
-def failing_inputs(spec, check_alone):
-    """Positions of the inputs whose check alone (``check_alone(j)``: True when it passes) fails."""
-    return [j for j in spec["in_positions"] if not check_alone(j)]
 
 
 def alone(spec, j, gradcheck_kwargs):
@@ -46,8 +42,7 @@ def none_from_backward(spec, positions, seed):
     outs = [o for o in as_tuple(spec["fn"](*inputs)) if is_tensor(o) and o.requires_grad]
     if not outs:
         return set()
-    gen = torch.Generator().manual_seed(seed)
-    grad_outputs = [torch.randn(o.shape, generator=gen, dtype=o.dtype) for o in outs]
+    grad_outputs = grad_outputs_for(outs, torch.Generator().manual_seed(seed))
     grads = torch.autograd.grad(outs, [inputs[j] for j in positions], grad_outputs, allow_unused=True)
     return set(j for j, g in zip(positions, grads) if g is None)
 
@@ -56,7 +51,7 @@ def localise(subject, spec, gradcheck_kwargs):
     """``(primary, also)`` for a first-order failure too large to recompute: the first failing
     input's pattern (a dropped gradient, or gradients that differ) and the other failing inputs',
     or None when no input fails alone (the failure needs inputs moving together)."""
-    failing = failing_inputs(spec, lambda j: alone(spec, j, gradcheck_kwargs))
+    failing = [j for j in spec["in_positions"] if not alone(spec, j, gradcheck_kwargs)]
     if not failing:
         return None
     nones = none_from_backward(spec, failing, subject.opts["seed"])

@@ -23,7 +23,7 @@ import torch
 from . import params as P
 from .synthesis import Search, backward_error, finite, shape_hints, shape_strategies
 from ..links import ORIGINAL, linked, mark
-from ..tensors import fresh_containers, is_tensor
+from ..tensors import as_tuple, fresh_containers, is_tensor
 from ..text import exc_text, first_line
 
 MAX_SECONDS = 20.0  # for all callers together
@@ -269,7 +269,7 @@ def still_inputs(fn, inputs, seed):
     reaches the target where its other inputs do not matter, which proves nothing about them."""
     try:
         torch.manual_seed(seed)
-        base = [o.detach() for o in _tensors_of(linked(fn, inputs)(*fresh_containers(inputs)))]
+        base = [o.detach() for o in as_tuple(linked(fn, inputs)(*fresh_containers(inputs))) if is_tensor(o)]
     except Exception:  # noqa: BLE001 - judged by accepts() already
         return 0
     gen = torch.Generator().manual_seed(seed + 5)
@@ -283,16 +283,12 @@ def still_inputs(fn, inputs, seed):
             moved[j] = (x.detach() + step).requires_grad_()
         try:
             torch.manual_seed(seed)
-            outs = [o.detach() for o in _tensors_of(linked(fn, moved)(*fresh_containers(moved)))]
+            outs = [o.detach() for o in as_tuple(linked(fn, moved)(*fresh_containers(moved))) if is_tensor(o)]
         except Exception:  # noqa: BLE001 - off the domain when nudged: it moved
             continue
         if len(outs) == len(base) and all(a.shape == b.shape and torch.equal(a, b) for a, b in zip(outs, base)):
             still += 1
     return still
-
-
-def _tensors_of(out):
-    return [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if is_tensor(o)]
 
 
 def _instances(cls):
