@@ -744,10 +744,182 @@ HELDOUT4: dict[str, list[dict]] = {
     }],
 }
 
+# -- heldout5 -----------------------------------------------------------------------------------------
+
+_SEMIRING = "__import__('torch_semiring_einsum').compile_equation(%r)"
+# a random symmetric matrix (6, 6): ncut-pytorch's affinities are symmetric
+_SYM6 = "(lambda M: 0.5 * (M + M.T))(torch.randn(6, 6, dtype=%s))" % D
+
+# torchdae's test problem (tests/test_adjoint_sensitivity.py::_make_F): an index-1 DAE whose residual closes over p
+_DAE_F = ("(lambda t, y, yp: torch.stack([yp[..., 0] + y[..., 0] - p[0] * y[..., 1], y[..., 0] + y[..., 1] - p[1] * "
+          "torch.sin(torch.as_tensor(t, dtype=y.dtype))], dim=-1))")
+
+HELDOUT5: dict[str, list[dict]] = {
+    # torch-dxdt 0.1.1: the Whittaker-Eilers smoother z = (I + lmbda D^T D)^-1 x by a Cholesky solve, the same factor
+    # reused backward (A is symmetric); lmbda and d_order are Whittaker's constructor constants (floats, ints)
+    "torch_dxdt/whittaker.py::WhittakerFunction": [{
+        "inputs": "(torch.randn(2, 12, dtype=%s), 100.0, 2)" % D,
+        "why": "Whittaker(lmbda=100.0).smooth / dxdt(kind='whittaker', lmbda=100.0) as the tests call it: x (B, T), "
+               "lmbda 100, a second-order difference penalty (the default d_order)",
+    }, {
+        "inputs": "(torch.sin(torch.linspace(0, 3, 9, dtype=%s)).repeat(3, 1) + 0.1 * torch.randn(3, 9, dtype=%s), "
+                  "0.5, 1)" % (D, D),
+        "why": "a noisy sine batch (B = 3), little smoothing (lmbda 0.5), a first-order penalty (d_order 1)",
+    }, {
+        "inputs": "(torch.randn(1, 10, dtype=%s), 3.0, 3)" % D,
+        "why": "a third-order penalty (d_order 3, the highest _build_difference_matrix supports)",
+    }],
+    # torch-semiring-einsum 1.2.0: einsum in the log semiring (logsumexp of sums), summed block by block; backward
+    # recomputes the blocks, optionally from the saved maxima and sums of exponentials
+    "torch_semiring_einsum/log_differentiable.py::LogEinsumFunction": [{
+        "inputs": "(torch.randn(2, 3, 4, dtype=%s), torch.randn(2, 4, 5, dtype=%s))" % (D, D),
+        "fn": "lambda a, b: log_einsum(%s, a, b, block_size=2)" % (_SEMIRING % "bik,bkj->bij"),
+        "why": "log_einsum's docstring: a pre-compiled equation (compile_equation) and its operands; a batched "
+               "log-space matrix product, summed in blocks of 2 (block_size), saving the maxima and sums "
+               "(save_max, save_sumexpsub: the defaults)",
+    }, {
+        "inputs": "(torch.randn(3, 4, dtype=%s), torch.randn(4, 2, dtype=%s), torch.randn(2, 3, dtype=%s))" % (D, D, D),
+        "fn": "lambda a, b, c: log_einsum(%s, a, b, c, block_size=3, save_max=False, save_sumexpsub=False)"
+              % (_SEMIRING % "ij,jk,kl->il"),
+        "why": "three operands, two summed variables, nothing saved (save_max=False, save_sumexpsub=False: backward "
+               "recomputes the maxima and sums)",
+    }, {
+        "inputs": "(torch.randn(3, 4, dtype=%s), torch.randn(4, dtype=%s))" % (D, D),
+        "fn": "lambda a, b: log_einsum(%s, a, b)" % (_SEMIRING % "ij,j->"),
+        "why": "a reduction to a scalar output, the automatic block size",
+    }],
+    # efficientnet-pytorch 0.7.1: MemoryEfficientSwish, x * sigmoid(x) with a hand-written derivative
+    "efficientnet_pytorch/utils.py::SwishImplementation": [{
+        "inputs": "(3 * torch.randn(2, 3, 4, 4, dtype=%s),)" % D,
+        "why": "MemoryEfficientSwish.forward(x) = SwishImplementation.apply(x), the activation of EfficientNet's "
+               "blocks: a (B, C, H, W) feature map",
+    }],
+    # koopman 0.1.0: Z = [z0, K z0, ..., K^T z0] by a forward scan, the adjoint recurrence backward
+    "koopman/torch/linear_powers.py::LinearPowersSequenceFn": [{
+        "inputs": "(torch.randn(4, 4, dtype=%s), torch.randn(4, dtype=%s), 6)" % (D, D),
+        "why": "test_gradcheck: K (n, n), z0 (n,), n = 4, T = 6, float64",
+    }, {
+        "inputs": "(0.4 * torch.randn(3, 3, dtype=%s), torch.randn(3, dtype=%s), 1)" % (D, D),
+        "why": "a single step (T = 1), a contracting K",
+    }],
+    # ncut-pytorch 3.2.0: projectors U_S U_S^T onto chosen eigenvectors of a symmetric matrix (one eigh), the
+    # eigengap-divided backward
+    "ncut_pytorch/utils/grad.py::EigvecOuterProduct": [{
+        "inputs": "(%s, torch.tensor([[True, True, False, False, False, False], [False, False, True, True, True, "
+                  "False]]), 1e-6, True)" % _SYM6,
+        "why": "eigvec_outer_product(A, masks) as its __main__ example calls it: A symmetric, masks (B, N) bool in "
+               "descending eigen-order (the top 2, then the next 3), the default gap_eps and symmetrize=True",
+    }, {
+        "inputs": "(torch.randn(5, 5, dtype=%s), torch.tensor([[False, False, False, False, True]]), 1e-6, True)" % D,
+        "why": "a non-symmetric A, symmetrised by forward (symmetrize=True, the default: 'symmetric (or will be "
+               "symmetrized if symmetrize=True)'), the smallest eigenvector's projector",
+    }],
+    # diffcb 0.1.15: Silverman's critical bandwidth h_crit (the smallest KDE bandwidth with one mode) by root finding
+    # on a smooth mode count, differentiated by the implicit function theorem; float64 throughout (DCBLayer takes
+    # X's dtype)
+    "dcb/layer.py::DCBFunction": [{
+        "inputs": "(torch.cat([torch.randn(30) - 1.0, torch.randn(30) + 1.0]).double(),)",
+        "fn": "lambda X: DCBLayer(use_fft=False, use_richardson=False)(X)",
+        "options": {"eps": 1e-3, "atol": 0.05, "rtol": 0.2},
+        "why": "test_gradcheck_smooth_path: a bimodal sample of 60 points, the default DCBLayer "
+               "(forward_path='smooth', 'forward and backward use the same smooth surrogate') without FFT or "
+               "Richardson, the test's tolerances (eps 1e-3, atol 0.05, rtol 0.2: 'the hard bisection root-finder "
+               "introduces O(1%) quantisation noise')",
+    }],
+    "dcb/layer.py::DCBFunctionBatched": [{
+        "inputs": "(torch.stack([torch.cat([torch.randn(25) - 1.0, torch.randn(25) + 1.0]), torch.cat([torch.randn(25) "
+                  "- 1.5, 0.5 * torch.randn(25) + 1.0])]).double(),)",
+        "fn": "lambda xs: DCBFunctionBatched.apply(xs, __import__('dcb.training', fromlist=['TrainingLayer'])"
+              ".TrainingLayer(use_fft=False, use_richardson=False)._b5_config())",
+        "options": {"eps": 1e-3, "atol": 0.05, "rtol": 0.2},
+        "why": "DCBFunctionBatched.apply(xs_stacked, cfg) as TrainingLayer.forward_batched_grad(xs) calls it (cfg = "
+               "the layer's _b5_config(); its docstring: K distributions of the same n, stacked (K, n)), "
+               "K = 2 bimodal samples of 50 points, the same layer settings and tolerances as "
+               "test_gradcheck_smooth_path",
+    }],
+    "dcb/_fold_search.py::_FoldAggregate": [{
+        "inputs": "(torch.cat([torch.randn(40) - 1.5, torch.randn(40) + 1.5]).double(),)",
+        "fn": "lambda z: fold_h_crit_z(z)",
+        "options": {"eps": 1e-4, "atol": 1e-3, "rtol": 1e-2},
+        "why": "fold_h_crit_z(z) as h_tilde and signal_recovery call it: the largest fold bandwidth of a bimodal 1-D "
+               "sample, the fold (x*, h*) found from z.detach() outside and passed in, so only through the public "
+               "wrapper is the output a function of z",
+    }],
+    # qsparse 2.0.1: quantisers with straight-through gradient estimators (by design, see HELDOUT5_NOT_A_DERIVATIVE);
+    # these checks confirm they are not derivatives
+    "qsparse/quantize.py::DecimalQuantization": [{
+        "inputs": "(torch.randn(2, 3, 4, dtype=%s), 8, 5, -1, False, False, False)" % D,
+        "expect": "fail",
+        "why": "by design: quantize_with_decimal's defaults (8 bits, decimal 5, channel_index -1); a step function "
+               "forward, the straight-through gradient backward",
+    }],
+    "qsparse/quantize.py::ScalerQuantization": [{
+        "inputs": "(torch.randn(2, 3, 4, dtype=%s), 8, 0.1, -1, False, False, False)" % D,
+        "expect": "fail",
+        "why": "by design: quantize_with_scaler's defaults (8 bits, scaler 0.1)",
+    }],
+    "qsparse/quantize.py::LineQuantization": [{
+        "inputs": "(torch.rand(2, 3, 4, dtype=%s) - 0.1, 8, (-0.1, 0.9), -1, False, True)" % D,
+        "expect": "fail",
+        "why": "by design: quantize_with_line's defaults (8 bits, lines (-0.1, 0.9)), values inside the lines",
+    }],
+    # torchdae 0.1.1: a discrete adjoint of the implicit (backward Euler, BDF1) DAE solver: forward solves without a
+    # graph, backward runs the adjoint recurrence (M^T + h J^T) lam_n = M_{n+1}^T lam_{n+1} + h grad_ys[n] back to y0
+    # and accumulates the parameters' gradients from F's closure
+    "torchdae/adjoint_sensitivity.py::DAEAdjointFunction": [{
+        "inputs": "(torch.tensor([[0.5, -0.5]], dtype=%s), torch.tensor([1.5, 1.0], dtype=%s))" % (D, D),
+        "fn": "lambda y0, p: DAEAdjointFunction.apply(y0, (0.0, 0.5), 0.1, %s, "
+              "__import__('torchdae.bdf', fromlist=['solve_bdf1']).solve_bdf1, p)" % _DAE_F,
+        "expect": "fail",
+        "why": "a real bug: forward returns the whole trajectory ys, whose first row is y0 itself (solve_bdf1: "
+               "ys = [y0.clone()] + steps), but backward never adds grad_ys[0] to grad_y0 (its loop stops at n = 1 and "
+               "grad_y0 = M^T lam / h only), so d ys[0] / d y0 = I comes back as 0 (the gradcheck's first Jacobian "
+               "column: numerical 1, analytical 0). Inputs from test_adjoint_gradient_correctness: the index-1 "
+               "problem y1' + y1 - p1 y2 = 0, y1 + y2 = p2 sin t, y0 = [[0.5, -0.5]], p = [1.5, 1.0] passed as params, "
+               "solver_fn solve_bdf1; h 0.1 on (0, 0.5) instead of 0.01 on (0, 1) (fewer steps)",
+    }, {
+        "inputs": "(torch.tensor([[0.5, -0.5]], dtype=%s), torch.tensor([1.5, 1.0], dtype=%s))" % (D, D),
+        "fn": "lambda y0, p: DAEAdjointFunction.apply(y0, (0.0, 0.5), 0.1, %s, "
+              "__import__('torchdae.bdf', fromlist=['solve_bdf1']).solve_bdf1, p)[1:]" % _DAE_F,
+        "why": "the same solve, every row but ys[0]: right (informative: the steps' adjoint and the parameters' "
+               "gradients are exact; the test's loss reads ys[-1] only)",
+    }],
+    # exact-snn-nn 3.2.3: time-to-first-spike neurons, spike times found by a grid scan, bisection and Newton, their
+    # gradients by the implicit function theorem (u(t*) = theta); float64 as the tests use (DTYPE = torch.float64).
+    # Not checked (no hand check): event.py::_ExactEventLayerFn, extended.py::_ExactMultiSpikeFn,
+    # extended.py::_ExactTTFSConvFn, recurrent.py::_ExactTTFSRnnStepFn (not labelled within this round's time)
+    "exact_snn/__init__.py::_ExactTTFSLayerFn": [{
+        "inputs": "(torch.cat([0.5 + 0.5 * torch.rand(3, 4, dtype=%s), torch.full((3, 1), 0.5, dtype=%s)], 1), "
+                  "torch.tensor([[0.3, 0.8], [0.6, 0.2], [1.0, 1.2], [6.0, 7.0]], dtype=%s))" % (D, D, D),
+        "fn": "lambda W, t: _ExactTTFSLayerFn.apply(W, t, 0.0, 1.0, 15.0, 4.0, False, ExactTTFSLinear._compute_k_peak("
+              "15.0, 4.0), torch.linspace(0.0, 40.0, 2001, dtype=torch.float64), 1e-2)",
+        "options": {"eps": 1e-2, "atol": 5e-3, "rtol": 2e-2},
+        "why": "ExactTTFSLinear(4, 3).forward's call with its defaults (tm 15, ts 4, theta 1, t_max 40, grid_pts 2001, "
+               "t_bias 0, peak_tol 1e-2): W (n_out, n_in + 1) with the bias column last (bias 0.5), input spike times "
+               "(n_in, B); every neuron fires (~1.7-2.0), three inputs spike before that and one after (it must get "
+               "no gradient), and no input spike lies within 0.1 of an output, so the causal set does not change "
+               "under the step. The spike time is found to ~3e-7 only (16 bisections of a grid cell of 0.02), so "
+               "finite differences of step 1e-2 and tolerances above that",
+    }],
+    "exact_snn/attention.py::ExactAttentionCombineFn": [{
+        "inputs": "tuple(5.0 + 10.0 * torch.rand(3, 2, dtype=%s) for _ in range(3))" % D,
+        "fn": "lambda q, k, v: ExactAttentionCombineFn.apply(q, k, v, 15.0, 4.0, False, 1.0, 1.0, 40.0, 'gaussian')",
+        "expect": "fail",
+        "why": "a real bug: out[q, b] = sum_k attn[q, k, b] t_v[k, b], so d out / d t_v[k, b] = sum_q grad_out[q, b] "
+               "attn[q, k, b], but backward returns attn.sum(dim=0) * grad_out, i.e. (sum_q attn[q, k, b]) * "
+               "grad_out[k, b] (grad_out indexed by the key): right only when grad_out is the same for every query "
+               "(gradcheck: a diagonal analytical Jacobian for t_v, a full numerical one; the t_q and t_k gradients "
+               "agree). Inputs as ExactSpikingAttention.forward calls it: Q, K, V spike times (n, B) with nq = nk "
+               "(test_square_requirement), finite, combine 'gaussian' (the default), temp 1, t_max 40; k_peak is "
+               "unused by the gaussian alignment",
+    }],
+}
+
 HAND: dict[str, dict[str, list[dict]]] = {
     "tune": TUNE,
     "heldout": {},  # written at the end, when the held-out set is measured
     "heldout2": HELDOUT2,
     "heldout3": HELDOUT3,
     "heldout4": HELDOUT4,
+    "heldout5": HELDOUT5,
 }
