@@ -432,8 +432,9 @@ def other_modes(job, subject, loader, loaded):
     """A parameter that picks a branch (an interpolation order, a boundary mode, a reduction, a
     flag) is checked in each value the code names, one parameter changed at a time: a wrong
     backward in one mode is found, and the report lists the modes checked."""
-    if job.kind == "call_site" or any(c["status"] in ("fail", "error") for c in job.checks):
-        return
+    if job.kind == "call_site" or any(c["status"] in ("fail", "error") and c["name"] != "gradgradcheck"
+                                      for c in job.checks):
+        return  # a second-order failure is a warning: the first-order modes still matter
     params = job.recipe.params if job.recipe is not None else P.infer(loaded.fn, loaded.fclass)
     raw = list(subject.raw or ())
     positional = [p for p in params or [] if not p.keyword_only]
@@ -443,7 +444,8 @@ def other_modes(job, subject, loader, loaded):
             continue
         current = raw[pos]
         for value in p.modes:
-            if value == current or type(value) is not type(current) and not (
+            optional_factor = current is None and isinstance(value, float)  # params.optional_factors
+            if value == current or type(value) is not type(current) and not optional_factor and not (
                     isinstance(value, (int, bool)) and isinstance(current, (int, bool))):
                 continue
             if len(checked) >= MAX_MODES or not job.time_left(5.0):

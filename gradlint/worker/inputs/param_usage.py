@@ -46,6 +46,7 @@ class Evidence(object):
         # (``for _ in range(n)``, ``while i < max_iter``), a tolerance a loop stops at
         # (``while err > tol``, ``if err < tol: break``), or one handed on as such (``tol=tol``)
         self.refines = set()
+        self.optional_factors = set()  # ``if p is None: p = <default>`` and then ``x * p``: see optional_factors
 
     def vote(self, name, kind, strength=1):
         d = self.votes.setdefault(name, {})
@@ -90,6 +91,33 @@ def _module_call(func):
     while isinstance(value, ast.Attribute):
         value = value.value
     return isinstance(value, ast.Name) and value.id in _MODULES
+
+
+def optional_factors(tree, names):
+    """Parameters that forward defaults when they are None (``if scale is None: scale = d ** -0.5``)
+    and then multiplies or divides by (``scores * scale``): a factor the caller may set. A backward
+    that recomputes the default instead of using the value passed (a classic attention bug) is
+    right only at the default, so a run checks such a parameter at a value of its own too."""
+    defaulted = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _is_none_test(node.test, names):
+            name = node.test.left.id
+            if any(isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
+                   for s in node.body):
+                defaulted.add(name)
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+            for side in (node.left, node.right):
+                if isinstance(side, ast.Name) and side.id in defaulted:
+                    found.add(side.id)
+    return found
+
+
+def _is_none_test(test, names):
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id in names
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
 
 
 def _rebound_at(tree, names):
@@ -418,7 +446,9 @@ def _returned_items(node):
     if isinstance(node, (ast.Tuple, ast.List)):
         return list(node.elts)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _returned_items(node.left), _returned_items(node.right)
+        # ``grads + (None,)``: a call or a name there is a tuple of unknown length, not one item
+        left, right = (_returned_items(side) if isinstance(side, (ast.Tuple, ast.List, ast.BinOp)) else None
+                       for side in (node.left, node.right))
         return None if left is None or right is None else left + right
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         seq, count = (node.left, node.right) if isinstance(node.right, ast.Constant) else (node.right, node.left)

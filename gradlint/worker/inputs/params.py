@@ -16,10 +16,11 @@ from . import callers
 from ..introspect import value_params
 from .kinds import (BOOL, CALLABLE, DEFAULT, FLOAT, INDEX, INT, INT_TENSOR, MASK, NONE, OBJECT, SEQUENCE,  # noqa: F401
                     SIZE, STR, TENSOR, UNSUPPORTED)
-from .param_usage import (Evidence, Usage, ctx_flow, defined_in_user_class, none_gradient_positions, source_tree,
-                          helpers)
+from .param_usage import (Evidence, Usage, ctx_flow, defined_in_user_class, none_gradient_positions,
+                          optional_factors, source_tree, helpers)
 
 
+OPTIONAL_FACTOR = 0.3  # an optional factor is also checked at this value (no d ** -0.5 or 1 / d of an integer d)
 _DIM_NAMES = ("dim", "axis", "dims")
 _INT_NAMES = ("k", "n", "n_iter", "niter", "iters", "iterations", "max_iter", "num_iter", "steps",
               "order", "degree", "groups", "stride", "padding", "kernel_size", "size", "num_samples",
@@ -197,6 +198,7 @@ def infer(fn, fclass):
         usage.visit(tree)
         helpers(forward, usage.calls, evidence)
         evidence.unused.update(usage.overwritten_unread())
+        evidence.optional_factors.update(optional_factors(tree, names))
     if fclass is not None and positional:
         ctx_flow(fclass, forward, names, evidence)
     for name, values in callers.values_from_callers(fn, fclass).items():
@@ -237,6 +239,9 @@ def _modes(p, evidence, param):
     values of a flag it tests (``if training:``). A mode run checks each; guessed values are not modes."""
     if param.kind not in (STR, INT, BOOL, DEFAULT, NONE):
         return []
+    if p.default is None and p.name in evidence.optional_factors:
+        floats = [v for v in evidence.called_with.get(p.name, []) if isinstance(v, float) and v > 0]
+        return floats[:2] or [OPTIONAL_FACTOR]
     values = []
     for v in evidence.literals.get(p.name, []) + evidence.called_with.get(p.name, []) + _literal_values(p.annotation):
         if isinstance(v, (str, int, bool)) and v not in values and not (isinstance(v, str) and len(v) > 40):

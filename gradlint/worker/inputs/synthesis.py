@@ -205,8 +205,8 @@ class Recipe(object):
         first = None
         for p in self.params:
             if p.kind == P.DEFAULT:
-                if not p.keyword_only:
-                    args.append(p.candidates[0])  # positional: passed explicitly, shown in the report
+                if not p.keyword_only:  # positional: passed explicitly, shown in the report; a mode run sets it
+                    args.append(self.values[p.name] if p.name in self.values else p.candidates[0])
                 continue
             if p.kind == P.TENSOR:
                 t = self._tensor(p, next(shapes), gen)
