@@ -16,7 +16,7 @@ import warnings
 
 import torch
 
-from . import checks, compiled, customops, explore, funcchecks, gradchecks, precision
+from . import checks, compiled, customops, explore, funcchecks, gradchecks, precision, resolution
 from .inputs import caller_inputs, doc_examples, test_callers
 from .introspect import defines, is_once_differentiable
 from .loading import Loader
@@ -80,6 +80,7 @@ class Job(object):
         self.target = dict(req.get("target") or {})
         self.kind = self.target.get("kind")
         self.reporter = Reporter(user_roots(req), self.result["target"], req.get("limits") or {})
+        self.provisional_sent = False
         self.checks = []
         self.timings = self.result["timings"]
         self.warnings = []
@@ -160,10 +161,12 @@ class Job(object):
         self.timings["inputs_s"] = time.perf_counter() - t
         t = time.perf_counter()
         try:
+            resolution.step_for_precision(self, subject)
             self.run_checks(subject)
             subject = explore.callers_instead(self, subject, loader, loaded)
             subject = explore.refined(self, subject, loader, loaded)
             subject = explore.finer_step(self, subject)
+            subject = resolution.coarser_step(self, subject)
             subject = self.next_cases(subject, loader, loaded)
             subject = self.structured_inputs(subject, loader, loaded)
             self.other_draws(subject)
@@ -276,6 +279,20 @@ class Job(object):
                                             time.monotonic() + 15.0, tried) or borrowed
         return borrowed
 
+    @property
+    def checks(self):
+        return self._checks
+
+    @checks.setter
+    def checks(self, records):
+        """The run's check records. Starting them again (other inputs, another step, a mode) takes
+        back a provisional ✗ sent for the old ones: a run stopped later ends as a timeout, not
+        with a verdict its own next steps were overturning (float32 rounding, unfit inputs)."""
+        if not records and self.provisional_sent:
+            self.emit({"event": "result", "result": None, "provisional": True})
+            self.provisional_sent = False
+        self._checks = records
+
     def time_left(self, needed=0.0):
         """Whether the run may start a step expected to take ``needed`` seconds."""
         return self.deadline is None or time.monotonic() + needed < self.deadline
@@ -292,6 +309,7 @@ class Job(object):
                       notes=list(self.result["notes"]) + ["the run ended before this failure was analysed: "
                                                           "torch's report only"])
         self.emit({"event": "result", "result": result, "provisional": True})
+        self.provisional_sent = True
 
     def prepare_subject(self, loaded, loader, synth=None):
         subject = prepare(loaded.fn, loaded.fclass, loaded.names, loaded.raw_inputs, self.source, self.opts,

@@ -1,0 +1,188 @@
+"""A forward that computes at a lower precision than the float64 it is checked in.
+
+gradcheck's finite differences take a step of 1e-6 on float64 inputs. A Function that casts its
+inputs to float32 inside (``q.float()``, a mixed-precision kernel ported to CPU) returns values
+on float32's grid, about 6e-8 of their size apart: a step of 1e-6 then moves the output by a few
+grid points, and the central difference is noise of ~5% (a gradcheck that fails on a correct
+backward, with left and right slopes that disagree like at a kink, though no kink is there).
+
+- ``output_grain``: the coarsest floating dtype whose grid every output value lies on, when the
+  inputs do not (float64 arithmetic lands on float32's grid about once in 2**29 values);
+- ``step_for_precision`` (before the checks) and ``coarser_step`` (after a failed gradcheck, on
+  inputs found since): such a forward is checked with finite differences that float32 resolves
+  (a step of 1e-3 of the inputs' size, tolerances from forward's measured rounding), with a note
+  saying why. A wrong backward fails
+  there too (its error is of the gradient's size, not of the grid's). A forward on float16's or
+  bfloat16's grid cannot be checked by finite differences at all: the failed gradcheck is set
+  aside (the run is inconclusive, with the reason), never reported as a wrong gradient.
+"""
+
+import torch
+
+from .tensors import as_tuple, is_tensor
+
+FLOAT32_UNIT = 2.0 ** -24  # float32's unit roundoff
+STEP = 1e-3  # relative to the inputs' size: float32 resolves a difference of 1e-3 to ~1e-4 of itself
+RTOL = 1e-2
+ROUNDING_FACTOR = 10.0  # atol: ten times the rounding noise forward shows, over the step
+SLOW_INPUTS = 4096  # slow mode (the full Jacobian) up to this many input elements ...
+SLOW_ENTRIES = 1_000_000  # ... and Jacobian entries: fast mode's projections pass errors below a coarse atol
+JITTER_TRIES = 4
+MIN_VALUES = 4  # fewer output values than this say nothing about a grid
+GRIDS = (("bfloat16", torch.bfloat16), ("float16", torch.float16), ("float32", torch.float32))
+
+
+def output_grain(subject):
+    """"bfloat16", "float16" or "float32" when every finite non-zero value forward returns lies on
+    that dtype's grid (integers excepted) while the inputs, nudged off every grid, do not; else None."""
+    nudged = []
+    for i, v in enumerate(subject.fresh()):
+        if i in subject.grad_pos and v.dtype == torch.float64:
+            v = (v.detach() * (1.0 + 2.0 ** -35)).requires_grad_(v.requires_grad)  # off float32's grid
+        nudged.append(v)
+    if not subject.grad_pos:
+        return None
+    with torch.no_grad():
+        outs = as_tuple(subject.call(tuple(nudged)))
+    values = []
+    for k, o in enumerate(outs):
+        if (subject.diff_out and k not in subject.diff_out) or not is_tensor(o) or o.dtype != torch.float64:
+            continue
+        flat = o.detach().reshape(-1)
+        values.append(flat[torch.isfinite(flat) & (flat != 0) & (flat != flat.round())])
+    if not values:
+        return None
+    values = torch.cat(values)
+    if values.numel() < MIN_VALUES:
+        return None
+    for name, dtype in GRIDS:
+        if bool((values.to(dtype).to(torch.float64) == values).all()):
+            return name
+    return None
+
+
+def step_for_precision(job, subject):
+    """Before the checks: a forward that returns float32's grid on float64 inputs is checked with
+    finite differences float32 resolves from the start (no gradcheck at a step it cannot resolve,
+    and no ✗ sent for one)."""
+    if not _may_change_step(job, subject):
+        return
+    grain = _grain(subject)
+    if grain == "float32":
+        _use_coarse(job, subject, grain, None)
+
+
+def coarser_step(job, subject):
+    """After a failed gradcheck (the inputs changed since the first look, or the grain is coarser
+    than float32): see the module docstring."""
+    first = next((c for c in job.checks if c["name"] == "gradcheck"), None)
+    if first is None or first["status"] != "fail" or not _may_change_step(job, subject):
+        return subject
+    grain = _grain(subject)
+    if grain is None or first.get("verdict") == "surrogate_gradient":
+        return subject  # a quantizer's flat steps are named as such already
+    failed = _first_line(first.get("message") or "")
+    if grain != "float32":
+        first.update(status="skipped", verdict=None,
+                     message="gradcheck cannot check this forward: it returns values on %s's grid (it computes in "
+                             "%s inside), so finite differences at any step are rounding (%s); check it at its "
+                             "precision with `--dtype %s`" % (grain, grain, failed, grain))
+        job.result["notes"].append("forward computes in %s inside: finite differences cannot resolve its gradient"
+                                   % grain)
+        job.result["coarser_step"] = {"grain": grain}
+        return subject
+    if _use_coarse(job, subject, grain, failed):
+        job.checks = []
+        job.run_checks(subject)
+    return subject
+
+
+def _may_change_step(job, subject):
+    return (job.kind != "call_site" and not job.result.get("coarser_step") and job.time_left(8.0)
+            and not any(k in job.explicit for k in ("eps", "atol", "rtol"))
+            and subject.grad_pos and all(subject.base[j].dtype == torch.float64 for j in subject.grad_pos))
+
+
+def _grain(subject):
+    try:
+        return output_grain(subject)
+    except Exception:  # noqa: BLE001 - forward raised on the nudged inputs: no claim
+        return None
+
+
+def _use_coarse(job, subject, grain, failed):
+    """Switch the run's options to ``coarse_settings`` (with a note); False when forward raised."""
+    try:
+        settings = coarse_settings(subject)
+    except Exception:  # noqa: BLE001 - forward raised here: the checks will say so
+        return False
+    if job.opts.get("gradgradcheck") == "auto" and "gradgradcheck" not in job.explicit:
+        settings["gradgradcheck"] = False  # second differences of a float32 backward: rounding again
+    saved = dict((k, job.opts[k]) for k in settings)
+    job.opts.update(settings)
+    shown = "eps=%g, atol=%.2g, rtol=%g%s" % (settings["eps"], settings["atol"], settings["rtol"],
+                                             " in slow mode" if settings.get("fast_mode") is False else "")
+    job.result["notes"].append(
+        "forward computes in float32 inside (every value it returns lies on float32's grid): at eps=%g gradcheck's "
+        "finite differences would be rounding noise%s, so the run checks with %s, the finest float32 resolves%s"
+        % (saved["eps"], " (%s)" % failed if failed else "", shown,
+           "; second order is not checked (its differences round too)" if settings.get("gradgradcheck") is False
+           else ""))
+    job.result["coarser_step"] = {"grain": grain, "from": saved, "to": settings}
+    return True
+
+
+def coarse_settings(subject):
+    """A step float32 resolves (1e-3 of the inputs' size); tolerances of 1% relative and, absolute,
+    ten times the rounding noise forward's outputs show over that step (``jitter``: an ill-conditioned
+    forward, a row sum near zero, rounds far coarser than its output's grid); slow mode where the
+    Jacobian is small enough (fast mode's normalised projections are smaller than such an atol)."""
+    scale = 1.0
+    for j in subject.grad_pos:
+        v = subject.base[j].detach()
+        if v.numel():
+            scale = max(scale, float(v.abs().max()))
+    eps = STEP * scale
+    with torch.no_grad():
+        outs = as_tuple(subject.call(subject.fresh()))
+    atol = max(STEP, ROUNDING_FACTOR * jitter(subject, outs) / eps)
+    ins = sum(subject.base[j].numel() for j in subject.grad_pos)
+    entries = ins * sum(o.numel() for o in outs if is_tensor(o) and o.is_floating_point())
+    settings = {"eps": eps, "atol": atol, "rtol": RTOL}
+    if subject.opts.get("fast_mode") == "auto" and ins <= SLOW_INPUTS and entries <= SLOW_ENTRIES:
+        settings["fast_mode"] = False
+    return settings
+
+
+def jitter(subject, outs, tries=JITTER_TRIES):
+    """The largest change of any output when every input moves by a relative 2⁻³⁰ in random
+    directions: far below any real change, so what moves is forward's own rounding (at least one
+    grid step of the largest output)."""
+    floor = 0.0
+    for k, o in enumerate(outs):
+        if is_tensor(o) and o.is_floating_point() and o.numel() and (not subject.diff_out or k in subject.diff_out):
+            finite = o.detach()[torch.isfinite(o.detach())]
+            if finite.numel():
+                floor = max(floor, 2 * FLOAT32_UNIT * float(finite.abs().max()))
+    gen = torch.Generator().manual_seed(int(subject.opts["seed"]) + 7)
+    found = floor
+    for _ in range(tries):
+        nudged = []
+        for i, v in enumerate(subject.fresh()):
+            if i in subject.grad_pos:
+                sign = torch.randint(0, 2, v.shape, generator=gen).to(v.dtype) * 2 - 1
+                v = (v.detach() * (1.0 + sign * 2.0 ** -30)).requires_grad_(v.requires_grad)
+            nudged.append(v)
+        with torch.no_grad():
+            moved = as_tuple(subject.call(tuple(nudged)))
+        for k, (a, b) in enumerate(zip(outs, moved)):
+            if is_tensor(a) and a.is_floating_point() and (not subject.diff_out or k in subject.diff_out):
+                both = torch.isfinite(a) & torch.isfinite(b)
+                if bool(both.any()):
+                    found = max(found, float((a.detach() - b.detach())[both].abs().max()))
+    return found
+
+
+def _first_line(text):
+    text = text.split("\n")[0]
+    return text[2:] if text[:2] in ("✗ ", "⚠ ") else text
