@@ -39,6 +39,7 @@ The modules, one idea each (a test keeps this list complete):
 - ``compiled``: eager gradients against torch.compile and torch.func (``compile``);
 - ``precision``: the precision-relative verdict at a low dtype (``dtype``);
 - ``resolution``: a forward that computes in float32 (or lower) inside: finite differences it resolves;
+- ``branches``: arms of backward's ``if``s no checked input took, and inputs that take them;
 - ``layouts``: opcheck's fake-tensor test again on dense permuted inputs;
 - ``verdict``: the run's conclusion from its check records, and which failure explains the others;
 - ``explore``: where a run looks beyond its first inputs (the project's callers instead, other inputs

@@ -280,7 +280,7 @@ def more_inputs(job, subject, loader, loaded):
         sources += [("draw", lambda s, d=d: loaded.with_inputs(job.recipe.with_domain(d).make(s)))
                     for d in ("small", "positive", "unit") if d != job.recipe.domain]
     if subject.raw:  # far from the first inputs: a threshold, a grid's far end
-        sources.append(("far", lambda s: loaded.with_inputs(_scaled(subject.raw, 6.0, s))))
+        sources.append(("far", lambda s: loaded.with_inputs(scaled(subject.raw, 6.0, s))))
     if job.redraw is not None:
         sources += [("draw", job.redraw)] * 2
     for k, (kind, make) in enumerate(sources[:6]):
@@ -307,7 +307,7 @@ def more_inputs(job, subject, loader, loaded):
         rec = job.run_check("gradcheck", other, label="gradcheck (other inputs %d)" % (k + 1))
         rec["details"]["draw"] = {"seed": job.opts["seed"] + 10 + k, "inputs": other.infos}
         if rec["status"] == "fail" and not decisive(rec) or rec["status"] == "error":
-            _undecided(job, rec, "on other inputs (%s)" % kind)
+            undecided(job, rec, "on other inputs (%s)" % kind)
             continue
         if rec["status"] != "pass" or not is_first_order(rec["name"]):
             return
@@ -316,7 +316,7 @@ def more_inputs(job, subject, loader, loaded):
         job.result["depends_elsewhere"] = [n for n in proof["zero"] if _depends(subject, subject.in_names.index(n))]
 
 
-def _scaled(raw, factor, seed):
+def scaled(raw, factor, seed):
     gen = torch.Generator().manual_seed(seed)
     out = []
     for v in raw:
@@ -424,8 +424,8 @@ def tie_draws(job, subject, loader, loaded):
         if rec["status"] == "fail" and any(w.get("kink") for w in rec["details"].get("worst") or []):
             rec["verdict"] = "non_differentiable_point"  # at ties: a kink, named, not a wrong gradient
         elif rec["status"] == "fail" and not decisive(rec) or rec["status"] == "error":
-            _undecided(job, rec, "at %s" % ("inputs with ties" if label == "ties" else label))
-        _in_mode(rec, "at %s: " % ("inputs with ties" if label == "ties" else label))
+            undecided(job, rec, "at %s" % ("inputs with ties" if label == "ties" else label))
+        prefixed(rec, "at %s: " % ("inputs with ties" if label == "ties" else label))
 
 
 def other_modes(job, subject, loader, loaded):
@@ -476,8 +476,8 @@ def other_modes(job, subject, loader, loaded):
                     job.checks.remove(rec)
                     rec = structure
             if rec["status"] == "fail" and not decisive(rec) or rec["status"] == "error":
-                _undecided(job, rec, "in mode %s=%r at these inputs" % (p.name, value))
-            _in_mode(rec, "in mode %s=%r: " % (p.name, value))
+                undecided(job, rec, "in mode %s=%r at these inputs" % (p.name, value))
+            prefixed(rec, "in mode %s=%r: " % (p.name, value))
             checked.append({"mode": {p.name: repr(value)}, "status": rec["status"]})
             if rec["status"] == "fail":
                 break
@@ -504,7 +504,7 @@ def decisive(rec):
     return worst is not None and worst >= 0.5
 
 
-def _undecided(job, rec, where):
+def undecided(job, rec, where):
     """An indecisive failure on extra inputs: a note, not a verdict."""
     details = rec.get("details") or {}
     if rec["status"] == "error":
@@ -611,8 +611,8 @@ def _finite_outputs(subject):
     return True
 
 
-def _in_mode(rec, prefix):
-    """A mode's failure says which mode: "✗ in mode order=0: Jacobian mismatch ..."."""
+def prefixed(rec, prefix):
+    """A failure on extra inputs says which: "✗ in mode order=0: Jacobian mismatch ..."."""
     if rec["status"] != "fail":
         return
     for holder in (rec, getattr(rec.get("_outcome"), "__dict__", {})):

@@ -16,7 +16,7 @@ import warnings
 
 import torch
 
-from . import checks, compiled, customops, explore, funcchecks, gradchecks, precision, resolution
+from . import branches, checks, compiled, customops, explore, funcchecks, gradchecks, precision, resolution
 from .inputs import caller_inputs, doc_examples, test_callers
 from .introspect import defines, is_once_differentiable
 from .loading import Loader
@@ -173,6 +173,7 @@ class Job(object):
             explore.tie_draws(self, subject, loader, loaded)
             self.other_shapes(loader, loaded)
             explore.more_inputs(self, subject, loader, loaded)
+            branches.other_inputs(self, subject, loaded)
             explore.other_modes(self, subject, loader, loaded)
             self.result["inputs"] = subject.infos  # the retries' trial inputs are not the report's
             self.progress("done", 100)
