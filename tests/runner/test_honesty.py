@@ -495,3 +495,14 @@ async def test_a_function_on_collectives_is_checked_in_a_process_group_of_one(cl
     r = await run(client, "GatheredDoubled", file="collective.py")
     assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient") and "2 × numerical" in r["summary"], r["summary"]
     assert set(glob.glob(tempfile.gettempdir() + "/gradlint-group-*")) == before
+
+
+async def test_a_plan_constant_is_learnt_from_the_test_that_differentiates(client):
+    # the API takes a plan object (no made-up value for it), and its tests reach it through helpers
+    # (`test_x` calls `check_x`): they were not found, and synthesized inputs made the plan's
+    # kernel width differentiable: "✗ backward returns None for `width`". The first test
+    # differentiates nothing; the autograd test shows width is a constant of the package
+    r = assert_valid(await client.run(fn_class("setup_proj/spreading.py", "Spread"), timeout=240))
+    assert r["status"] == "pass" and r["proof"]["inputs"] == ["x"], r["summary"]
+    assert [u["input"] for u in r["proof"]["unchecked"]] == ["width"]
+    assert "test_spreading.py:24 (test_gradients)" in r["notes"][0], r["notes"]

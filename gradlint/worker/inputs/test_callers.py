@@ -92,14 +92,23 @@ def _import(path):
 
 
 def _tests(tree, names):
-    """(class name or None, function node) of tests whose body mentions one of ``names``."""
+    """(class name or None, function node) of tests whose body mentions one of ``names``, or calls
+    a helper of the test module that does (``test_x(...)`` calling ``check_x(...)``, which calls
+    the API)."""
     out = []
 
-    def mentions(node):
+    def named(node, wanted):
         for n in ast.walk(node):
-            if (isinstance(n, ast.Name) and n.id in names) or (isinstance(n, ast.Attribute) and n.attr in names):
+            if (isinstance(n, ast.Name) and n.id in wanted) or (isinstance(n, ast.Attribute) and n.attr in wanted):
                 return True
         return False
+
+    helpers = set(n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("test")
+                  and named(n, names))
+    wanted = set(names) | helpers
+
+    def mentions(node):
+        return named(node, wanted)
 
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test") and mentions(node):
@@ -310,6 +319,7 @@ def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=No
     case: that test is kept, as the first test always was."""
     seed = int(opts["seed"])
     fallback = None  # (still inputs, Borrowed) of the best edge case so far
+    undifferentiated = None  # the first test that differentiates nothing, when it cannot show the constants
     passed_over = 0
     for path, text in test_files(root, names):
         if time.monotonic() > deadline:
@@ -356,6 +366,13 @@ def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=No
                     inputs = kept
                 if inputs is None:
                     continue
+                if _constants_unknown(reached, params_of_target):
+                    # the test differentiates nothing: which inputs the project keeps constant (backward
+                    # returns None for them) shows in a later test that does (an autograd test), if any;
+                    # its other cases differentiate nothing either
+                    undifferentiated = undifferentiated or _borrowed(call, where, params_of_target, fn)
+                    passed_over += 1
+                    break
                 still = still_inputs(fn, inputs, seed)
                 moving = sum(1 for x in inputs if is_tensor(x) and x.requires_grad) - still
                 if still <= moving:  # most inputs matter here: not an edge case (an unused parameter is fine)
@@ -364,8 +381,24 @@ def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=No
                     fallback = (still, _borrowed(call, where, params_of_target, fn))
                 passed_over += 1
                 if passed_over >= MAX_STILL_CASES:
-                    return fallback[1]
-    return fallback[1] if fallback is not None else None
+                    break
+            if passed_over >= MAX_STILL_CASES:
+                break
+        if passed_over >= MAX_STILL_CASES:
+            break
+    return fallback[1] if fallback is not None else undifferentiated
+
+
+def _constants_unknown(reached, params_of_target):
+    """Did the test pass no input with requires_grad to a target whose backward returns None for
+    some floating input? Then nothing tells a constant of the project's (a kernel's width a setup
+    function computes) from an input whose gradient backward drops."""
+    args = reached[0]
+    floating = [a for a in args if is_tensor(a) and (a.is_floating_point() or a.is_complex())]
+    if not floating or any(a.requires_grad for a in floating):
+        return False
+    return any(p.none_grad for i, p in enumerate(params_of_target or [])
+               if i < len(args) and is_tensor(args[i]) and (args[i].is_floating_point() or args[i].is_complex()))
 
 
 def _expects_errors(node):
