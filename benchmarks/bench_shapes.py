@@ -16,12 +16,16 @@ lines) and optionally a big one (``--big``, e.g. 50000), in one run:
   ask for included: a model several rules share is paid by the first rule that asks), the
   positions of findings, and the rest (reading, pre-checks, the module context, output).
 
+``--text`` measures the default text output instead of ``--format json``: its summary also
+counts what ``--fix`` would apply ("N fixable"), which costs a second lint of a file with
+fixes (the lint of the fixed text that verifies them); JSON output does not count them.
+
 ``--gradlint-src DIR`` measures another gradlint: DIR holds its ``gradlint`` package (a
 copy of an older commit's, for a before/after: ``git archive COMMIT gradlint | tar -x -C DIR``).
 ``--timeout`` gives up on a run after that many wall seconds (printed as ``> T``).
 
 Run: .venv/bin/python benchmarks/bench_shapes.py [--shapes all] [--sizes 4000,8000]
-        [--big 50000] [--rules] [--gradlint-src DIR] [--timeout 900]
+        [--big 50000] [--rules] [--text] [--gradlint-src DIR] [--timeout 900]
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -146,7 +151,7 @@ class Timings:
         return timed_check
 
 
-def child_check(path: str, src: str | None, timings: bool) -> dict:
+def child_check(path: str, src: str | None, timings: bool, text: bool = False) -> dict:
     if src:
         sys.path.insert(0, src)
     import io
@@ -160,13 +165,18 @@ def child_check(path: str, src: str | None, timings: bool) -> dict:
         recorder.install()
     imported = time.process_time()
     out = io.StringIO()
+    output = ["--no-color"] if text else ["--format", "json"]
     with redirect_stdout(out):
-        status = main(["check", "--no-cache", "-j", "1", "--format", "json", "--exit-zero", path])
+        status = main(["check", "--no-cache", "-j", "1", *output, "--exit-zero", path])
     lint = time.process_time() - imported
-    findings = json.loads(out.getvalue() or "[]")
     codes: dict[str, int] = {}
-    for finding in findings:
-        codes[finding["code"]] = codes.get(finding["code"], 0) + 1
+    if text:  # `path:[cell N:]line:column: CODE message`, one line each (hints included, as in JSON)
+        findings = [re.search(r": (GL\d+) ", line).group(1)  # type: ignore[union-attr]
+                    for line in out.getvalue().splitlines() if line.startswith(path + ":")]
+    else:
+        findings = [finding["code"] for finding in json.loads(out.getvalue() or "[]")]
+    for code in findings:
+        codes[code] = codes.get(code, 0) + 1
     result = {"cpu_total": _cpu(), "cpu_lint": lint, "cpu_import": imported - start,
               "status": status, "findings": len(findings), "codes": codes}
     if recorder is not None:
@@ -193,11 +203,12 @@ def load() -> str:
 
 
 def measure(shape: str, lines: int, workdir: Path, src: str | None, rules: bool,
-            timeout: float | None) -> dict:
+            timeout: float | None, text: bool = False) -> dict:
     path = workdir / f"{shape}_{lines}{suffix(shape)}"
     path.write_text(generate(shape, lines), encoding="utf-8")
     parse, parse_wall = run_child(["--child-parse", str(path)], None)
-    args = ["--child-check", str(path)] + (["--src", src] if src else []) + (["--timings"] if rules else [])
+    args = ["--child-check", str(path)] + (["--src", src] if src else []) + (["--timings"] if rules else []) \
+        + (["--text"] if text else [])
     check, wall = run_child(args, timeout)
     assert parse is not None
     return {"shape": shape, "lines": lines, "parse": parse, "parse_wall": parse_wall,
@@ -267,6 +278,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="4000,8000", help="lines, comma-separated")
     parser.add_argument("--big", type=int, default=0, help="also one file of this many lines per shape")
     parser.add_argument("--rules", action="store_true", help="time each rule and phase")
+    parser.add_argument("--text", action="store_true",
+                        help="measure the default text output, which also counts the fixes (a second lint)")
     parser.add_argument("--gradlint-src", help="a directory holding the gradlint package to measure")
     parser.add_argument("--timeout", type=float, default=None, help="wall seconds per gradlint run")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
@@ -279,7 +292,7 @@ def main() -> None:
         print(json.dumps(child_parse(args.child_parse)))
         return
     if args.child_check:
-        print(json.dumps(child_check(args.child_check, args.src, args.timings)))
+        print(json.dumps(child_check(args.child_check, args.src, args.timings, args.text)))
         return
     shapes = list(SHAPES) if args.shapes == "all" else args.shapes.split(",")
     sizes = [int(s) for s in args.sizes.split(",") if s] + ([args.big] if args.big else [])
@@ -290,7 +303,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="gradlint-bench-shapes-") as workdir:
         for shape in shapes:
             for lines in sizes:
-                rows.append(measure(shape, lines, Path(workdir), src, args.rules, args.timeout))
+                rows.append(measure(shape, lines, Path(workdir), src, args.rules, args.timeout, args.text))
                 row = rows[-1]
                 check = row["check"]
                 print(f"  ({shape} {lines}: "

@@ -245,3 +245,66 @@ def test_huge_sources_are_reported_not_parsed():
     text = "import torch\n" + "x = 1\n" * (MAX_SOURCE_CHARS // 6 + 1)
     [finding] = lint_source(text).findings
     assert finding.code == "GL000" and finding.message.startswith("file is too large to analyse")
+
+
+def _apply_fixes_by_pairs(text, fixes):
+    """apply_fixes as it was written first: every new span against every accepted one."""
+    from gradlint.engine.fixes import LineIndex
+
+    def _overlaps(a, b):
+        if a[0] == a[1] or b[0] == b[1]:  # insertions: only conflict at the same point
+            return a[0] == b[0] or (b[0] < a[0] < b[1]) or (a[0] < b[0] < a[1])
+        return a[0] < b[1] and b[0] < a[1]
+
+    index = LineIndex(text)
+    accepted, count = [], 0
+    for fix in sorted(fixes, key=lambda f: min(e.range.start for e in f.edits)):
+        spans = [(index.offset(e.range.start), index.offset(e.range.end), e.new_text) for e in fix.edits]
+        new = [span for span in spans if span not in accepted]
+        if any(_overlaps(span, other) for span in new for other in accepted):
+            continue
+        accepted.extend(new)
+        count += 1
+    result = text
+    for start, end, new_text in sorted(accepted, key=lambda s: (s[0], s[1]), reverse=True):
+        result = result[:start] + new_text + result[end:]
+    return result, count
+
+
+def test_overlapping_fixes_are_chosen_as_by_comparing_every_pair():
+    import random
+
+    from gradlint.findings import Applicability, Edit, Fix, Range
+
+    rng = random.Random(26)
+    text = "".join(f"line {n} " + "x" * rng.randrange(0, 12) + "\n" for n in range(30))
+    lines = text.splitlines()
+    for _ in range(300):
+        fixes = []
+        for _ in range(rng.randrange(1, 25)):
+            edits = []
+            for _ in range(rng.randrange(1, 4)):
+                line = rng.randrange(1, 31)
+                start = rng.randrange(0, len(lines[line - 1]) + 1)
+                end_line = min(30, line + rng.choice([0, 0, 0, 1, 2]))
+                end = rng.randrange(0, len(lines[end_line - 1]) + 1)
+                if (end_line, end) < (line, start) or rng.random() < 0.2:
+                    end_line, end = line, start  # an insertion
+                edits.append(Edit(Range.of(line, start, end_line, end), rng.choice(["", "a", "bc"])))
+            fixes.append(Fix("t", Applicability.SAFE, tuple(edits)))
+        assert apply_fixes(text, fixes) == _apply_fixes_by_pairs(text, fixes)
+
+
+def test_the_fast_code_only_blanks_the_same_text():
+    from gradlint.analysis.source import code_only, without_comments_and_strings
+
+    texts = [
+        'x = "a # not a comment" + f\'{y}\'  # a comment with "quotes"\n',
+        "s = '''one\n  two ( \"\"\" ''' + rb\"\\\\\" \\\n    + u'\\''\n",
+        'call(a, "unterminated\nb = (1,\n# c\n2)\n',
+        'def f():\n    """doc (with brackets] """\n    return x[\'k\']  # end\n',
+        "x = Rb'\\n' + BR\"x\" + 'é # ü'\n\\\n",
+    ]
+    texts.append("\n".join(texts))
+    for text in texts:
+        assert without_comments_and_strings(text) == code_only(text)

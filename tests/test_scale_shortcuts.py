@@ -118,3 +118,77 @@ def test_names_in_comments_and_docstrings_do_not_make_a_file_worth_parsing():
     assert lint_source(text, options=LintOptions(), exhaustive=True).findings == []
     in_code = text.replace("    return torch", "    ctx.save_for_backward(x)\n    return torch")
     assert not nothing_to_find(in_code, select)
+
+
+def test_rules_grouped_for_a_block_get_the_same_answer_as_each_rule_alone():
+    from gradlint.analysis.source import NameSet
+    from gradlint.engine.prefilter import Code, block_groups, may_fire
+
+    rules = [rule() for rule in ALL_RULES if not rule.engine_level]
+    representatives, group_of = block_groups(rules)
+    assert len(representatives) < len(rules)
+    random.seed(26)
+    for _ in range(2000):
+        text = "".join(random.choice(PIECES) for _ in range(random.randint(1, 8)))
+        code = Code(text)
+        for aliases in (NameSet(()), NameSet(("gc",)), ()):
+            for rule, group in zip(rules, group_of):
+                assert may_fire(rule, text, code, aliases) == \
+                    may_fire(representatives[group], text, code, aliases), (rule.code, text)
+
+
+def test_names_a_block_surely_binds_are_names_ast_finds_it_binds():
+    from pathlib import Path
+
+    from gradlint.analysis.source import scan
+    from gradlint.engine.needed_blocks import block_names, sure_names
+
+    root = Path(__file__).resolve().parent.parent
+    texts = [path.read_text(encoding="utf-8") for path in sorted((root / "examples").glob("*.py"))]
+    texts.append(textwrap.dedent("""\
+        import torch
+        x: int = 1
+        y = z = torch.ones(3)
+        async def f():
+            return 1
+        @decorator
+        class C(torch.autograd.Function):
+            w = 2
+        if x == 1:
+            v = 3
+        """))
+    checked = 0
+    for text in texts:
+        for block in scan(text).blocks:
+            exact = block_names(block.text)
+            if exact is not None:
+                assert sure_names(block.text).bound <= exact.bound, block.text
+                assert not sure_names(block.text).runs_code or exact.runs_code, block.text
+                checked += 1
+    assert checked > 20
+
+
+def test_the_last_file_of_a_command_line_run_is_left_out_of_the_collector(tmp_path):
+    import gc
+
+    from gradlint.engine.batch import Job, check_files
+
+    path = tmp_path / "check.py"
+    path.write_text(textwrap.dedent("""\
+        import torch
+        from torch.autograd import gradcheck
+
+        def test():
+            x = torch.randn(3, requires_grad=True)
+            assert gradcheck(torch.sin, (x,))
+        """))
+    jobs = [Job(path, "check.py", LintOptions())]
+    kept = check_files(jobs, workers=1)
+    frozen = gc.get_freeze_count()
+    try:
+        ending = check_files(jobs, workers=1, process_ends=True)
+        assert gc.isenabled() and gc.get_freeze_count() > frozen
+    finally:
+        gc.unfreeze()
+    assert [f.code for f in ending[0].findings] == ["GL001"]
+    assert ending[0].findings == kept[0].findings

@@ -13,7 +13,7 @@ from typing import Iterator, Mapping
 
 import libcst as cst
 
-from . import traverse
+from . import memos, traverse
 from .names import BindingKind, ScopeTable, body_statements
 from .scopes import ModuleContext, Scope
 
@@ -66,8 +66,7 @@ class ParamFlow:
         self.node = node
         self.context = context
         self.scope = scope
-        statements = body_statements(node.body)
-        table = ScopeTable.of_statements(statements, node.params)
+        table = _table_of(node)
         self.kinds: dict[str, str] = {}
         rebound: dict[str, list] = {}
         for name, kind in params.items():
@@ -154,9 +153,7 @@ class ParamFlow:
     def writes(self) -> Iterator[Write]:
         if not self.kinds:
             return
-        visitor = _Walker()
-        traverse.visit(self.node.body, visitor)
-        for node, statement in visitor.found:
+        for node, statement in _walked(self.node):
             for write in self._write(node, statement):
                 if write.param in self.uncertain:
                     write = Write(write.param, write.node, write.statement, write.how, False)
@@ -217,9 +214,7 @@ class ParamFlow:
     def returned_aliases(self) -> Iterator[ReturnedAlias]:
         if not self.kinds:
             return
-        visitor = _Walker()
-        traverse.visit(self.node.body, visitor)
-        for node, statement in visitor.found:
+        for node, statement in _walked(self.node):
             if not isinstance(node, cst.Return) or node.value is None:
                 continue
             value = node.value
@@ -281,6 +276,30 @@ def _code(node: cst.CSTNode) -> str:
 def _short(node: cst.CSTNode, limit: int = 40) -> str:
     text = " ".join(_code(node).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# Several rules follow the same function (an op's function: for writes, for returned
+# aliases, and its fake for data reads): its table and its walk are made once per lint.
+_TABLES: dict = memos.memo(memos.NEAR_ENTRIES)  # id(function node) -> (node, its ScopeTable)
+_WALKS: dict = memos.memo(memos.NEAR_ENTRIES)  # id(function node) -> (node, _Walker.found)
+
+
+def _table_of(node: cst.FunctionDef) -> ScopeTable:
+    known = memos.recall(_TABLES, id(node), node)
+    if known is memos.MISSING:
+        known = ScopeTable.of_statements(body_statements(node.body), node.params)
+        memos.remember(_TABLES, id(node), node, known)
+    return known  # type: ignore[return-value]
+
+
+def _walked(node: cst.FunctionDef) -> list[tuple[cst.CSTNode, cst.BaseStatement]]:
+    known = memos.recall(_WALKS, id(node), node)
+    if known is memos.MISSING:
+        visitor = _Walker()
+        traverse.visit(node.body, visitor)
+        known = visitor.found
+        memos.remember(_WALKS, id(node), node, known)
+    return known  # type: ignore[return-value]
 
 
 class _Walker(cst.CSTVisitor):

@@ -28,7 +28,6 @@ from ..findings import Finding
 from . import baseline as baseline_cli
 from .cache_location import cache_directory
 from . import output
-from .write_back import WriteBackError, write_fixed
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -252,7 +251,7 @@ def _check(args: argparse.Namespace) -> int:
                 jobs.append(Job(path, display, file_options(path)))
         cache = None if args.no_cache else CheckCache(cache_directory(args.cache_dir, resolver, cwd))
         reports = check_files(jobs, workers=args.jobs, fixing=fixing, unsafe=unsafe, cache=cache,
-                              count_fixes=count_fixes, timings=recorder)
+                              count_fixes=count_fixes, timings=recorder, process_ends=True)
         checked = [_checked(report, file_options.config(job.path), job.options, args.baseline)
                    for job, report in zip(jobs, reports)]
 
@@ -262,6 +261,8 @@ def _check(args: argparse.Namespace) -> int:
             _print_timings(recorder, len(reports))
         return code
     if args.fix:
+        from .write_back import WriteBackError, write_fixed  # (only when fixing)
+
         for report in reports:
             if report.fixed is not None and report.original is not None and report.fixed != report.original:
                 try:

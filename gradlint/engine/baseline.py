@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -314,6 +313,8 @@ def write(baseline: Baseline, tool: str) -> None:
     permissions a new file gets (the umask applies)."""
     text = dumps(baseline, tool).encode("utf-8")
     directory = baseline.path.parent
+    import secrets  # (only when a baseline is written)
+
     temporary = directory / f".{baseline.path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
         directory.mkdir(parents=True, exist_ok=True)

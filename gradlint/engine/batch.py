@@ -9,6 +9,7 @@ import os
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -68,11 +69,14 @@ def _read(path: Path) -> bytes:
 
 def check_files(jobs: Sequence[Job], *, workers: int = 0, fixing: bool = False,
                 unsafe: bool = False, cache: CheckCache | None = None,
-                count_fixes: bool = False, timings: Timings | None = None) -> list[FileReport]:
+                count_fixes: bool = False, timings: Timings | None = None,
+                process_ends: bool = False) -> list[FileReport]:
     """Reports for ``jobs``, in order. ``workers`` 0: one per CPU when the work is big
     enough to pay for processes. The cache is read and written only when not fixing.
     ``count_fixes``: count into each report's ``fixable`` what `--fix` would apply.
-    ``timings``: receives where the CPU time of the files checked went (workers' too)."""
+    ``timings``: receives where the CPU time of the files checked went (workers' too).
+    ``process_ends``: the caller only prints the reports and exits (the command line): what
+    the last file checked here leaves is then never collected (see ``_check_file``)."""
     from ..analysis.source import SourceDecodeError
 
     use_cache = cache is not None and not fixing
@@ -111,7 +115,9 @@ def check_files(jobs: Sequence[Job], *, workers: int = 0, fixing: bool = False,
         count = 1
         # (the last file's memory is not handed back: nothing is parsed after it, and a
         # collection over its trees costs a tenth of its lint)
-        results = [_check_one(task + (index < len(tasks) - 1,)) for index, task in enumerate(tasks)]
+        last = FREEZE if process_ends else KEEP
+        results = [_check_one(task + (RELEASE if index < len(tasks) - 1 else last,))
+                   for index, task in enumerate(tasks)]
     if timings is not None:
         timings.workers = count
     for (position, _), (report, key) in zip(pending, results):
@@ -127,9 +133,9 @@ def check_files(jobs: Sequence[Job], *, workers: int = 0, fixing: bool = False,
 
 def _check_one(task: tuple) -> tuple[FileReport, str | None]:
     """Check one file; ``task``: (job, fixing, unsafe, want_key, count_fixes, record
-    timings[, release its memory after it (default: yes)])."""
+    timings[, what to do with its memory after it: RELEASE (the default), KEEP or FREEZE])."""
     record = task[5]
-    release = task[6] if len(task) > 6 else True
+    release = task[6] if len(task) > 6 else RELEASE
     task = (*task[:5], release)
     if not record:
         return _check_file(task)
@@ -158,9 +164,16 @@ def _check_file(task: tuple) -> tuple[FileReport, str | None]:
     with _no_collections():
         report = lint_file(job.path, job.display, job.options, fix=fixing, unsafe=unsafe, data=data,
                            count_fixes=count_fixes, cache=cache)
-    parsed_chars = sum(len(text) for text in cache.blocks.texts())
-    del cache
-    if not release:
+        parsed_chars = sum(len(text) for text in cache.blocks.texts())
+        # (dropped before the collector is back on: its first pass would scan every tree still
+        # held, a tenth of a big file's lint, just before they are freed)
+        del cache
+        if release == FREEZE:
+            # the lint's reference cycles hold its trees, and the collector's first pass after
+            # it would free them (5 % of a big file's check, for a process about to exit):
+            # moved out of the collector's reach instead, they go when the process ends
+            gc.freeze()
+    if release != RELEASE:
         pass
     elif parsed_chars >= RELEASE_AFTER_BYTES:
         release_memory()
@@ -180,6 +193,10 @@ def _check_file(task: tuple) -> tuple[FileReport, str | None]:
 # (The whole-torch run's peak RSS, parent and workers: 338 MB before, 302 MB with this,
 # 285 MB when big files are also kept apart, see BYTES_IN_FLIGHT.)
 RELEASE_AFTER_BYTES = 64 * 1024
+# what _check_file does with a file's memory after its lint: hands it back (a big file's),
+# keeps it (nothing is parsed after it), or keeps it out of the collector's reach for good
+# (nothing but printing follows: the command line's last file)
+RELEASE, KEEP, FREEZE = "release", "keep", "freeze"
 
 
 @contextmanager
@@ -201,20 +218,23 @@ def _no_collections() -> Iterator[None]:
 def release_memory(collect: bool = True) -> None:
     if collect:
         gc.collect()
-    if _TRIM is not None:
-        _TRIM(0)
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
+@cache
 def _malloc_trim():
+    """glibc's malloc_trim, or None (found when first needed: a run that hands no memory
+    back, such as one file checked, does not import ctypes)."""
+    if not sys.platform.startswith("linux"):
+        return None
     try:
         import ctypes
 
         return ctypes.CDLL("libc.so.6").malloc_trim
     except (OSError, AttributeError):  # not glibc
         return None
-
-
-_TRIM = _malloc_trim() if sys.platform.startswith("linux") else None
 
 
 def _in_workers(tasks: list[tuple], sizes: list[int], count: int) -> list[tuple[FileReport, str | None]]:

@@ -8,11 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from ..analysis.source import SourceDecodeError
 from ..findings import Severity
 from .options import ALL_CODES, AUTO, LintOptions
@@ -257,6 +252,10 @@ def _string_list(value: Any, where: str) -> list[str]:
 
 def load_pyproject(path: Path) -> Config | None:
     """The config in ``path`` (a pyproject.toml), or None when it has no [tool.gradlint]."""
+    if sys.version_info >= (3, 11):  # (imported here: a run that finds no pyproject.toml does not need it)
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         data = tomllib.loads(read_bytes(path).decode("utf-8"))
     except UnicodeDecodeError as error:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
@@ -47,18 +48,50 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
     """
     index = LineIndex(text)
     accepted: list[tuple[int, int, str]] = []
+    placed = _Spans()
     count = 0
     for fix in sorted(fixes, key=lambda f: min(e.range.start for e in f.edits)):
         spans = [(index.offset(e.range.start), index.offset(e.range.end), e.new_text) for e in fix.edits]
-        new = [span for span in spans if span not in accepted]
-        if any(_overlaps(span, other) for span in new for other in accepted):
+        new = [span for span in spans if span not in placed]
+        if any(placed.overlaps(span) for span in new):
             continue
         accepted.extend(new)
+        for span in new:
+            placed.add(span)
         count += 1
     result = text
     for start, end, new_text in sorted(accepted, key=lambda s: (s[0], s[1]), reverse=True):
         result = result[:start] + new_text + result[end:]
     return result, count
+
+
+class _Spans:
+    """The accepted edits' spans, sorted by start: whether a span overlaps one of them is
+    asked of the few that start near it, not of all (a file with a fix in every block has
+    hundreds; asking all of them for each fix was quadratic)."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.spans: list[tuple[int, int, str]] = []
+        self.known: set[tuple[int, int, str]] = set()
+        self.longest = 0
+
+    def __contains__(self, span: tuple[int, int, str]) -> bool:
+        return span in self.known
+
+    def add(self, span: tuple[int, int, str]) -> None:
+        at = bisect_right(self.starts, span[0])
+        self.starts.insert(at, span[0])
+        self.spans.insert(at, span)
+        self.known.add(span)
+        self.longest = max(self.longest, span[1] - span[0])
+
+    def overlaps(self, span: tuple[int, int, str]) -> bool:
+        # a span that overlaps `span` starts at most at its end, and (being at most `longest`
+        # long) at least `longest` before its start
+        low = bisect_left(self.starts, span[0] - self.longest)
+        high = bisect_right(self.starts, span[1])
+        return any(_overlaps(span, other) for other in self.spans[low:high])
 
 
 def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:

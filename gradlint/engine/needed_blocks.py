@@ -33,7 +33,7 @@ from typing import Callable, Iterable, Sequence
 
 from ..analysis.source import Block
 from ..rules.base import Rule
-from .prefilter import Code, may_fire
+from .prefilter import Code, block_groups, may_fire
 
 # Identifier-like words, generously: runs of ASCII word characters and any non-ASCII ones
 # (Python identifiers may hold letters of any script, and combining marks that `\w` does
@@ -69,6 +69,7 @@ def needed_blocks(text: str, blocks: Sequence[Block], rules: Iterable[type[Rule]
     if parsed is not None and sum(map(parsed, (b.text for b in blocks))) >= MOST * len(blocks):
         return None
     rules_key = tuple(rule.code for rule in rules)
+    distinct, _ = block_groups(rules)  # (rules a block's pre-checks cannot tell apart: one each)
     seeds = set()
     for position, block in enumerate(blocks):
         key = (rules_key, block.text)
@@ -76,12 +77,20 @@ def needed_blocks(text: str, blocks: Sequence[Block], rules: Iterable[type[Rule]
         if seed is None:
             code = code_of(block.text)
             seed = bool(_ACTS_ON_EVERY_NAME.search(block.text)) or \
-                any(may_fire(rule, block.text, code, ()) for rule in rules)
+                any(may_fire(rule, block.text, code, ()) for rule in distinct)
             if seeds_memo is not None:
                 seeds_memo[key] = seed
         if seed:
             seeds.add(position)
-    if len(seeds) >= MOST * len(blocks):
+    if _nearly_all(blocks, seeds):
+        return None
+    users_too = any(reads_whole_module(rule) for rule in rules)
+    # Reading every block with `ast` costs a tenth of parsing them with libcst. The names a
+    # block surely binds are a cheap part of what `ast` finds, so what they lead to is a part
+    # of what is needed: when that part is already nearly all the code, parse it all (on the
+    # generated shapes full of findings, the `ast` reading was spent only to find that).
+    sure = _NameGraph([sure_names(block.text) for block in blocks]).closure(seeds, users_too)
+    if sure is None or _nearly_all(blocks, sure):
         return None
     names = []
     for block in blocks:
@@ -89,7 +98,18 @@ def needed_blocks(text: str, blocks: Sequence[Block], rules: Iterable[type[Rule]
         if found is None:
             return None  # libcst decides (and places the syntax error)
         names.append(found)
-    return _NameGraph(names).closure(seeds, users_too=any(reads_whole_module(rule) for rule in rules))
+    needed = _NameGraph(names).closure(seeds, users_too)
+    return None if needed is None or _nearly_all(blocks, needed) else needed
+
+
+def _nearly_all(blocks: Sequence[Block], positions: set[int]) -> bool:
+    """Do the blocks at ``positions`` make up nearly all of ``blocks``, by number or by size
+    (a test of a thousand gradcheck calls and the imports beside it)? Then all are parsed:
+    little is left to save."""
+    if len(positions) >= MOST * len(blocks):
+        return True
+    total = sum(len(block.text) for block in blocks)
+    return sum(len(blocks[position].text) for position in positions) >= MOST * total
 
 
 @dataclass(frozen=True)
@@ -116,6 +136,24 @@ def block_names(text: str) -> BlockNames | None:
     bound, plain_imports = _bound_names(module.body, text)
     return BlockNames(frozenset(bound), frozenset(plain_imports), _words(text),
                       any(not isinstance(stmt, _DEFINITIONS) for stmt in module.body))
+
+
+# Lines that surely bind a module-level name, at the start of a line: `def f`, `class C`,
+# `x = ...`, `x: int = ...` (a line inside a string may look like one: a spare block then)
+_SURELY_BINDS = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)|^class[ \t]+(\w+)|^(\w+)[ \t]*(?::[^=\n]*)?=(?!=)",
+                           re.MULTILINE)
+
+
+def sure_names(text: str) -> BlockNames:
+    """What a block binds, at least, read from its text without ``ast``: only names that
+    ``block_names`` finds too (a statement at the start of a line), so that what they lead
+    to is needed in any case."""
+    bound: set[str] = set()
+    runs_code = False
+    for match in _SURELY_BINDS.finditer(text):
+        bound.add(match.group(1) or match.group(2) or match.group(3))
+        runs_code = runs_code or match.group(3) is not None
+    return BlockNames(frozenset(bound), frozenset(), _words(text), runs_code)
 
 
 def _words(text: str) -> frozenset[str]:

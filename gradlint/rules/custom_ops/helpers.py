@@ -6,7 +6,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from ...analysis import traverse
+from ...analysis import memos, traverse
 from ...analysis.block import BlockAnalysis
 from ...analysis.custom_ops import (KEYWORD_ONLY, POSITIONAL, POSITIONAL_ONLY, CustomOp, FunctionRef,
                                    OpParameter, Registration)
@@ -37,16 +37,25 @@ def def_params(node: cst.FunctionDef) -> list[cst.Param]:
 def returns_of(node: cst.FunctionDef) -> Iterator[tuple[cst.Return, cst.BaseStatement]]:
     """Return statements of a function (not of functions nested in it), each with the
     innermost real statement holding it (the compound statement for `if x: return y`)."""
-    visitor = _Statements(cst.Return)
-    traverse.visit(node.body, visitor)
-    yield from visitor.found  # type: ignore[misc]
+    yield from nodes_of(node.body, cst.Return)  # type: ignore[misc]
 
 
 def nodes_of(root: cst.CSTNode, kind: type) -> Iterator[tuple[cst.CSTNode, cst.BaseStatement]]:
-    """Nodes of a type in a function body (not in nested functions), with their statements."""
-    visitor = _Statements(kind)
-    traverse.visit(root, visitor)
-    yield from visitor.found
+    """Nodes of a type in a function body (not in nested functions), with their statements.
+
+    The rules ask about the same bodies for one kind after another (calls, branches, loops,
+    assignments: five kinds a body on average): one walk per body records the nodes of every
+    kind, kept for the lint."""
+    known = memos.recall(_NODES, id(root), root)
+    if known is memos.MISSING:
+        visitor = _Statements()
+        traverse.visit(root, visitor)
+        known = visitor.found
+        memos.remember(_NODES, id(root), root, known)
+    yield from known.get(kind, ())  # type: ignore[union-attr]
+
+
+_NODES: dict = memos.memo(memos.NEAR_ENTRIES)  # id(root) -> (root, {node class: [(node, statement)]})
 
 
 def site_in(function: FunctionRef, statement: cst.BaseStatement) -> Site | None:
@@ -57,10 +66,9 @@ def site_in(function: FunctionRef, statement: cst.BaseStatement) -> Site | None:
 class _Statements(cst.CSTVisitor):
     skip_trivia = True  # (traverse.visit: never a statement, a scope or a kind looked for)
 
-    def __init__(self, kind: type):
-        self.kind = kind
+    def __init__(self) -> None:
         self.stack: list[cst.BaseStatement] = []
-        self.found: list[tuple[cst.CSTNode, cst.BaseStatement]] = []
+        self.found: dict[type, list[tuple[cst.CSTNode, cst.BaseStatement]]] = {}  # by exact class
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         # (type tests: isinstance on libcst's abstract classes cost a third of this walk)
@@ -69,8 +77,11 @@ class _Statements(cst.CSTVisitor):
             return False
         if node_type in _STATEMENTS:
             self.stack.append(node)
-        if node_type is self.kind and self.stack:
-            self.found.append((node, self.stack[-1]))
+        if self.stack:
+            found = self.found.get(node_type)
+            if found is None:
+                found = self.found[node_type] = []
+            found.append((node, self.stack[-1]))
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:

@@ -308,24 +308,32 @@ _SAVE_CALLS: dict = memos.memo(memos.NEAR_ENTRIES)  # (id(method), ctx name) -> 
 
 
 def _find_save_calls(method: Method, ctx: str | None) -> list[cst.Call]:
-    calls: list[cst.Call] = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "save_for_backward" and \
-                    isinstance(func.value, cst.Name) and func.value.value == ctx:
-                calls.append(node)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
+    finder = _SaveCalls(ctx)
     for stmt in method.scope.statements:
-        visit(stmt, Finder())
-    return calls
+        visit(stmt, finder)
+    return finder.calls
+
+
+class _SaveCalls(cst.CSTVisitor):
+    """`ctx.save_for_backward(...)` calls, outside nested functions. (The visitors of this
+    rule are module-level classes: one defined inside a function is a new class on every
+    call, about 25 us to make and a reference cycle for the collector.)"""
+
+    def __init__(self, ctx: str | None) -> None:
+        self.ctx = ctx
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "save_for_backward" and \
+                isinstance(func.value, cst.Name) and func.value.value == self.ctx:
+            self.calls.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
 
 
 def _saved_names(method: Method) -> list[str] | None:
@@ -417,29 +425,43 @@ def _ctx_only_attributes(method: Method) -> bool:
     ctx = method.context_name
     if ctx is None or ctx in ("cls", "self"):
         return False  # not a ctx for sure
-    safe: set[int] = set()
-    names: list[cst.Name] = []
+    known = memos.recall(_CTX_ONLY_ATTRIBUTES, id(method), method)
+    if known is memos.MISSING:  # (asked for the unpacking and again for the indexing)
+        finder = _CtxUses(ctx)
+        for stmt in method.scope.statements:
+            visit(stmt, finder)
+        known = all(id(name) in finder.safe for name in finder.names)
+        memos.remember(_CTX_ONLY_ATTRIBUTES, id(method), method, known)
+    return known  # type: ignore[return-value]
 
-    class Finder(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            if isinstance(node.value, cst.Name) and node.value.value == ctx and \
-                    node.attr.value != "save_for_backward":
-                safe.add(id(node.value))
 
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value == ctx:
-                names.append(node)
+_CTX_ONLY_ATTRIBUTES: dict = memos.memo(memos.NEAR_ENTRIES)  # id(method) -> (method, the answer)
 
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            names.append(cst.Name(ctx))  # a nested function: what it does is not followed
-            return False
 
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return self.visit_FunctionDef(node)  # type: ignore[arg-type]
+class _CtxUses(cst.CSTVisitor):
+    """The uses of ``ctx``: every name (a nested function counts as one), and the ids of
+    those that are ``ctx.attr`` other than ``ctx.save_for_backward``."""
 
-    for stmt in method.scope.statements:
-        visit(stmt, Finder())
-    return all(id(name) in safe for name in names)
+    def __init__(self, ctx: str) -> None:
+        self.ctx = ctx
+        self.safe: set[int] = set()
+        self.names: list[cst.Name] = []
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == self.ctx and \
+                node.attr.value != "save_for_backward":
+            self.safe.add(id(node.value))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.ctx:
+            self.names.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.names.append(cst.Name(self.ctx))  # a nested function: what it does is not followed
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return self.visit_FunctionDef(node)  # type: ignore[arg-type]
 
 
 def _unpacking(block: BlockAnalysis, function: AutogradFunction, backward: Method
