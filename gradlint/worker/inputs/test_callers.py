@@ -92,9 +92,9 @@ def _import(path):
 
 
 def _tests(tree, names):
-    """(class name or None, function node) of tests whose body mentions one of ``names``, or calls
-    a helper of the test module that does (``test_x(...)`` calling ``check_x(...)``, which calls
-    the API)."""
+    """(class name or None, function node) of tests whose body mentions one of ``names``, then of
+    those that call a helper of the test module that does (``test_x(...)`` calling ``check_x(...)``,
+    which calls the API)."""
     out = []
 
     def named(node, wanted):
@@ -117,7 +117,8 @@ def _tests(tree, names):
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and item.name.startswith("test") and mentions(item):
                     out.append((node.name, item))
-    return out
+    # the tests that name the API themselves first, as before; those that reach it through a helper after
+    return sorted(out, key=lambda test: not named(test[1], names))
 
 
 def _cases(module, node, probe=None):
@@ -394,11 +395,13 @@ def _constants_unknown(reached, params_of_target):
     some floating input? Then nothing tells a constant of the project's (a kernel's width a setup
     function computes) from an input whose gradient backward drops."""
     args = reached[0]
+    buffers = getattr(args, "buffers", {})  # a module's buffers are constants already (as_inputs)
     floating = [a for a in args if is_tensor(a) and (a.is_floating_point() or a.is_complex())]
     if not floating or any(a.requires_grad for a in floating):
         return False
     return any(p.none_grad for i, p in enumerate(params_of_target or [])
-               if i < len(args) and is_tensor(args[i]) and (args[i].is_floating_point() or args[i].is_complex()))
+               if i < len(args) and is_tensor(args[i]) and (args[i].is_floating_point() or args[i].is_complex())
+               and id(args[i]) not in buffers)
 
 
 def _expects_errors(node):
