@@ -67,3 +67,22 @@ def test_one_report_per_bug_and_what_a_tick_compared(cli, tmp_path):
     assert call["repeats"] == "ops.py::Scale"
     product = next(row for row in data if row["target"] == "ops.py::Product")["result"]
     assert product["proof"]["inputs"] == ["x", "w"] and product["proof"]["outputs"] == ["output 0"]
+
+
+def test_a_tick_says_what_it_did_not_cover_and_at_what_resolution(cli, tmp_path):
+    # a ✓ line is followed by the branch of backward no input took, and by the coarser step a
+    # forward that computes in float32 inside was checked with
+    import shutil
+    from pathlib import Path
+
+    fixtures = Path(__file__).parent / "runner" / "fixtures"
+    for name in ("rare_branch.py", "float32_inside.py"):
+        shutil.copy(fixtures / name, tmp_path / name)
+    r = cli("run", "--no-cache", "-j", "1", "rare_branch.py::FarArm", "float32_inside.py::Float32Attention",
+            cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    far = lines.index(next(line for line in lines if line.startswith("✓ rare_branch.py::FarArm")))
+    assert lines[far + 1].startswith("    not covered: backward's branch at line "), lines
+    f32 = lines.index(next(line for line in lines if line.startswith("✓ float32_inside.py::Float32Attention")))
+    assert lines[f32 + 1].startswith("    checked at float32's resolution: forward computes in float32 inside"), lines

@@ -181,6 +181,17 @@ def passed_lines(result: RunResult) -> list[str]:
                          f"{details.get('reference_label') or 'the reference'} at {details.get('dtype')}; worst "
                          f"{_num(worst.get('ratio'), 3)}× ({_tensor_name(worst)}, {worst.get('probe')}: "
                          f"{_num(worst.get('error'))} vs {_num(worst.get('reference_error'))})")
+    untaken = result.extra.get("untaken_branches")
+    if isinstance(untaken, list) and untaken:
+        shown = ", ".join(str(arm.get("line")) for arm in untaken[:6] if isinstance(arm, Mapping))
+        lines.append(f"    not covered: backward's branch{'es' if len(untaken) > 1 else ''} at line"
+                     f"{'s' if len(untaken) > 1 else ''} {shown} (no input checked took "
+                     f"{'them' if len(untaken) > 1 else 'it'})")
+    step = result.extra.get("coarser_step")
+    if isinstance(step, Mapping) and isinstance(step.get("to"), Mapping):
+        to = step["to"]
+        lines.append(f"    checked at float32's resolution: forward computes in {step.get('grain')} inside "
+                     f"(eps={_num(to.get('eps'), 3)}, atol={_num(to.get('atol'), 3)}, rtol={_num(to.get('rtol'), 3)})")
     return lines
 
 
