@@ -190,8 +190,12 @@ def passed_lines(result: RunResult) -> list[str]:
     step = result.extra.get("coarser_step")
     if isinstance(step, Mapping) and isinstance(step.get("to"), Mapping):
         to = step["to"]
-        lines.append(f"    checked at float32's resolution: forward computes in {step.get('grain')} inside "
-                     f"(eps={_num(to.get('eps'), 3)}, atol={_num(to.get('atol'), 3)}, rtol={_num(to.get('rtol'), 3)})")
+        settings = f"eps={_num(to.get('eps'), 3)}, atol={_num(to.get('atol'), 3)}, rtol={_num(to.get('rtol'), 3)}"
+        if step.get("grain") == "noise":
+            lines.append(f"    checked at a step for forward's noise (~{_num(step.get('noise'), 2)} at eps=1e-06: a "
+                         f"solver's tolerance?): {settings}")
+        else:
+            lines.append(f"    checked at float32's resolution: forward computes in {step.get('grain')} inside ({settings})")
     return lines
 
 

@@ -161,7 +161,7 @@ class Job(object):
         self.timings["inputs_s"] = time.perf_counter() - t
         t = time.perf_counter()
         try:
-            resolution.step_for_precision(self, subject)
+            resolution.step_for_precision(self, subject, loaded)
             self.run_checks(subject)
             subject = explore.callers_instead(self, subject, loader, loaded)
             subject = explore.refined(self, subject, loader, loaded)

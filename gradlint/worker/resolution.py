@@ -14,11 +14,16 @@ backward, with left and right slopes that disagree like at a kink, though no kin
   saying why. A wrong backward fails
   there too (its error is of the gradient's size, not of the grid's). A forward on float16's or
   bfloat16's grid cannot be checked by finite differences at all: the failed gradcheck is set
-  aside (the run is inconclusive, with the reason), never reported as a wrong gradient.
+  aside (the run is inconclusive, with the reason), never reported as a wrong gradient;
+- ``noise``: a float64 forward whose output strays from a straight line at gradcheck's own step
+  (a root finder, a bisection, a spike-time solver that resolves its output to ~1e-7) is checked at
+  the step that noise allows (eps = noise^(1/3), atol ten times the noise over the step, rtol 5%),
+  unless an argument sets the solver's tolerance (then ``explore.refined`` tightens it instead).
 """
 
 import torch
 
+from .inputs import params as P
 from .tensors import as_tuple, is_tensor
 
 FLOAT32_UNIT = 2.0 ** -24  # float32's unit roundoff
@@ -28,6 +33,12 @@ ROUNDING_FACTOR = 10.0  # atol: ten times the rounding noise forward shows, over
 SLOW_INPUTS = 4096  # slow mode (the full Jacobian) up to this many input elements ...
 SLOW_ENTRIES = 1_000_000  # ... and Jacobian entries: fast mode's projections pass errors below a coarse atol
 JITTER_TRIES = 4
+NOISE_DIRECTIONS = 3
+NOISE_KEPT = 0.6  # of the second difference, left at half the step: noise (a curvature keeps a quarter)
+NOISE_FLOOR = 1e-9  # of the outputs' size: a smooth curvature at eps=1e-6 is ~1e-12 of it, a solver's tolerance far above
+MAX_NOISY_STEP = 1e-2  # of the inputs' size
+NOISY_RTOL = 0.05  # a solver's root is its tolerance away from the exact one: so are its derivatives (diffcb
+# checks with rtol 0.2 in its own tests); a wrong factor, sign or dropped term is off by far more
 MIN_VALUES = 4  # fewer output values than this say nothing about a grid
 GRIDS = (("bfloat16", torch.bfloat16), ("float16", torch.float16), ("float32", torch.float32))
 
@@ -61,15 +72,125 @@ def output_grain(subject):
     return None
 
 
-def step_for_precision(job, subject):
+def step_for_precision(job, subject, loaded=None):
     """Before the checks: a forward that returns float32's grid on float64 inputs is checked with
     finite differences float32 resolves from the start (no gradcheck at a step it cannot resolve,
-    and no ✗ sent for one)."""
+    and no ✗ sent for one); so is a float64 forward whose output is noisy at gradcheck's step (it
+    resolves its output only to a solver's tolerance: ``noise``), at a step chosen for that noise."""
     if not _may_change_step(job, subject):
         return
     grain = _grain(subject)
     if grain == "float32":
         _use_coarse(job, subject, grain, None)
+        return
+    if grain is None and not _refines(job, loaded):
+        try:
+            level = noise(subject)
+        except Exception:  # noqa: BLE001 - forward raised: the checks will say so
+            return
+        if level is not None:
+            _use_noisy(job, subject, level)
+
+
+def noise(subject, directions=NOISE_DIRECTIONS):
+    """The noise forward's outputs carry at gradcheck's step, or None when they carry none worth
+    the name. Along random directions (each input element moved by eps), the second difference
+    f(x+δ) + f(x-δ) - 2f(x) of a smooth forward is its curvature, ~eps² and small beside the first
+    difference f(x+δ) - f(x-δ); a root finder's or a bisection's output moves in steps of its
+    tolerance, and there the second difference is as large as the first. Curvature and noise are
+    told apart by halving the step: a curvature's second difference shrinks 4×, noise's does not
+    (sin(1e5·x) curves, and a finer step is its remedy, not a coarser one). The level is the
+    largest second difference where it exceeds 1% of the first and ``NOISE_FLOOR`` of the outputs'
+    size, when at half the step it is still more than ``NOISE_KEPT`` of it."""
+    eps = float(subject.opts["eps"])
+    with torch.no_grad():
+        centre = as_tuple(subject.call(subject.fresh()))
+    size = _largest(subject, centre)
+    if size is None:
+        return None
+    level = _second_differences(subject, centre, size, eps, directions)
+    if not level:
+        return None
+    half = _second_differences(subject, centre, size, eps / 2, directions, rough_only=False)
+    return level if half > NOISE_KEPT * level else None
+
+
+def _second_differences(subject, centre, size, step, directions, rough_only=True):
+    """The largest |f(x+δ) + f(x-δ) - 2f(x)| along ``directions`` random sign directions of
+    per-element length ``step`` (with ``rough_only``, only where it exceeds 1% of the first
+    difference and ``NOISE_FLOOR`` of the outputs' size)."""
+    gen = torch.Generator().manual_seed(int(subject.opts["seed"]) + 29)  # the same directions at each step
+    found = 0.0
+    for _ in range(directions):
+        moved = {}
+        base = subject.fresh()
+        signs = {j: torch.randint(0, 2, base[j].shape, generator=gen).to(base[j].dtype) * 2 - 1
+                 for j in subject.grad_pos}
+        for direction in (1.0, -1.0):
+            inputs = list(subject.fresh())
+            for j in subject.grad_pos:
+                v = inputs[j].detach()
+                inputs[j] = (v + direction * signs[j] * step).requires_grad_(inputs[j].requires_grad)
+            with torch.no_grad():
+                moved[direction] = as_tuple(subject.call(tuple(inputs)))
+        for k, c in enumerate(centre):
+            if not _differentiable_output(subject, k, c):
+                continue
+            up, down = moved[1.0][k].detach(), moved[-1.0][k].detach()
+            second = (up + down - 2 * c.detach()).abs()
+            first = (up - down).abs()
+            rough = torch.isfinite(second) & torch.isfinite(first)
+            if rough_only:
+                rough &= (second > 0.01 * first) & (second > NOISE_FLOOR * max(1.0, size))
+            if bool(rough.any()):
+                found = max(found, float(second[rough].max()))
+    return found
+
+
+def _use_noisy(job, subject, level):
+    """Steps and tolerances for a forward with noise ``level``: the central difference's error is
+    ~ level / eps from the noise and ~ eps² from the curvature, least near eps = level^(1/3); atol
+    ten times the noise over the step, rtol ``NOISY_RTOL``."""
+    scale = 1.0
+    for j in subject.grad_pos:
+        v = subject.base[j].detach()
+        if v.numel():
+            scale = max(scale, float(v.abs().max()))
+    eps = min(MAX_NOISY_STEP, max(float(job.opts["eps"]), level ** (1.0 / 3.0))) * scale
+    settings = {"eps": eps, "atol": max(float(job.opts["atol"]), ROUNDING_FACTOR * level / eps),
+                "rtol": max(float(job.opts["rtol"]), NOISY_RTOL)}
+    if job.opts.get("gradgradcheck") == "auto" and "gradgradcheck" not in job.explicit:
+        settings["gradgradcheck"] = False  # second differences of a noisy forward: noise again
+    saved = dict((k, job.opts[k]) for k in settings)
+    job.opts.update(settings)
+    job.result["notes"].append(
+        "forward's output is noisy at gradcheck's step (it strays %.2g from a straight line when its inputs move by "
+        "eps: an iterative solver's tolerance?), so the run checks with eps=%.3g, atol=%.2g, rtol=%.2g; second order "
+        "is not checked" % (level, settings["eps"], settings["atol"], settings["rtol"]))
+    job.result["coarser_step"] = {"grain": "noise", "noise": level, "from": saved, "to": settings}
+
+
+def _refines(job, loaded):
+    """Does an argument set the approximation's extent (a tolerance, an iteration count)? Then
+    ``explore.refined`` tightens it after a failure: a proof at full precision, not a looser one."""
+    params = job.recipe.params if job.recipe is not None else None
+    if params is None and loaded is not None:
+        try:
+            params = P.infer(loaded.fn, loaded.fclass)
+        except Exception:  # noqa: BLE001 - a signature the inference cannot read
+            params = None
+    return any(getattr(p, "refines", False) for p in params or [])
+
+
+def _differentiable_output(subject, k, o):
+    return (is_tensor(o) and o.dtype == torch.float64 and o.layout == torch.strided
+            and (not subject.diff_out or k in subject.diff_out))
+
+
+def _largest(subject, outs):
+    sizes = [float(o.detach()[torch.isfinite(o.detach())].abs().max()) for k, o in enumerate(outs)
+             if _differentiable_output(subject, k, o) and bool(torch.isfinite(o.detach()).any())]
+    return max(sizes) if sizes else None
 
 
 def coarser_step(job, subject):

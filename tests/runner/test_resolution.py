@@ -139,3 +139,54 @@ def test_the_directional_probe_extrapolates_the_step_before_it_blames_backward()
     assert directional.probe(Opts, spec(lambda x: torch.exp(100 * x))) is None
     failed = directional.probe(Opts, spec(Doubled.apply))
     assert failed is not None and "2 × numerical" in failed["message"], failed
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_forward_noisy_at_the_step_is_checked_at_a_step_for_its_noise(client):
+    # a bisection to 1e-7 is piecewise constant at gradcheck's step of 1e-6: a right backward was ✗
+    # (diffcb's root finder, exact-snn-nn's spike times: held-out 5's three false alarms)
+    r = assert_valid(await client.run(fn_class("solver_noise.py", "CubicRoot"), timeout=240))
+    assert (r["status"], r["verdict"]) == ("pass", "ok"), r["summary"]
+    assert r["notes"][0].startswith("forward's output is noisy at gradcheck's step"), r["notes"]
+    assert r["coarser_step"]["grain"] == "noise" and r["coarser_step"]["to"]["rtol"] == resolution.NOISY_RTOL
+    r = assert_valid(await client.run(fn_class("solver_noise.py", "CubicRootDoubled"), timeout=240))
+    assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient") and "2 × numerical" in r["summary"], r["summary"]
+
+
+def test_a_cast_at_the_call_site_says_the_kind(tmp_path, monkeypatch):
+    # `_SpectralMap.apply(M, "pow", float(t))`: `arg` is a number, not a tensor; synthesized as a
+    # tensor, the mode name='pow' found "backward returns None for `arg`" (egnlib, held-out 4)
+    import importlib
+    import sys
+
+    from gradlint.worker.inputs.callers import values_from_callers
+
+    (tmp_path / "spectral_mod.py").write_text(textwrap.dedent("""
+        import torch
+
+        class Spectral(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, m, name, arg):
+                return m
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad, None, None
+
+        def powm(m, t):
+            return Spectral.apply(m, "pow", float(t))
+
+        def reeig(m, floor=1e-4):
+            return Spectral.apply(m, "rect", float(floor))
+
+        def counted(m, n=3):
+            return Spectral.apply(m, "n", int(n))
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("spectral_mod")
+    try:
+        found = values_from_callers(module.Spectral.apply, module.Spectral)
+    finally:
+        sys.modules.pop("spectral_mod", None)
+    assert found["arg"] == [1e-4, 3] and isinstance(found["arg"][0], float), found
+    assert found["name"] == ["pow", "rect", "n"]

@@ -103,12 +103,18 @@ def _module_constants(tree):
 
 
 def _collect(found, param, node, defaults, constants):
+    cast = None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("float", "int") \
+            and len(node.args) == 1 and not node.keywords:
+        # `float(floor)`: the call says the kind; the value is the argument's default, when it has one
+        cast, node = {"float": float, "int": int}[node.func.id], node.args[0]
     if isinstance(node, ast.Name):
         node = defaults.get(node.id, constants.get(node.id))
     if node is None:
         return
     try:
         value = ast.literal_eval(node)
+        value = cast(value) if cast is not None else value
     except (ValueError, SyntaxError, TypeError):
         return
     if isinstance(value, (bool, int, float, str, type(None), tuple)):
