@@ -19,7 +19,7 @@ import sys
 
 import torch
 
-from .explore import decisive, prefixed, scaled, undecided
+from .explore import decisive, finite_outputs, prefixed, scaled, undecided
 from .proof import is_first_order
 from .subject import prepare
 from .tensors import as_tuple, is_tensor
@@ -132,7 +132,7 @@ def other_inputs(job, subject, loaded):
             other.on_failure = job.provisional
             if subject.reseeded:
                 other.reseed()
-            if job.run_check("forward", other, record=False)["status"] != "pass" or not _finite(other):
+            if job.run_check("forward", other, record=False)["status"] != "pass" or not finite_outputs(other):
                 continue
             lines = trace_backward(other, path)
         except Exception:  # noqa: BLE001 - inputs forward or backward reject: the next source
@@ -165,8 +165,3 @@ def _file_of(fclass):
     code = getattr(backward, "__code__", None)
     return code.co_filename if code is not None else None
 
-
-def _finite(subject):
-    outs = as_tuple(subject.call(subject.fresh()))
-    return all(bool(torch.isfinite(o.detach()).all()) for o in outs
-               if is_tensor(o) and o.is_floating_point() and o.layout == torch.strided)

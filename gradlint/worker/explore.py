@@ -106,7 +106,7 @@ def refined(job, subject, loader, loaded):
         return subject
     shown = ", ".join("%s=%r" % (name, new) for name, _old, new in changes.values())
     was = ", ".join("%s=%r" % (name, old) for name, old, _new in changes.values())
-    failed = _strip_mark(first.get("message") or first.get("summary") or "")
+    failed = strip_mark(first.get("message") or first.get("summary") or "")
     if rec["status"] == "pass":
         job.result["notes"].append("forward is an iterative approximation: at %s gradcheck fails (%s); with %s it "
                                    "passes, so the run checks with %s (backward is the derivative of the converged "
@@ -156,7 +156,7 @@ def _finer_pass(job, subject, rec):
     job.result["notes"].append("gradcheck fails at the finite-difference step eps=%g (%s) and passes at eps=%g: "
                                "forward curves too sharply at these inputs for the larger step (the central "
                                "difference's own error), so the run checks with eps=%g"
-                               % (step, _strip_mark(rec.get("message") or ""), step / 10, step / 10))
+                               % (step, strip_mark(rec.get("message") or ""), step / 10, step / 10))
     job.result["finer_step"] = {"from": step, "to": step / 10}
     return finer
 
@@ -202,7 +202,7 @@ def _with_changes(raw, changes):
     return tuple(raw)
 
 
-def _strip_mark(text):
+def strip_mark(text):
     text = text.split("\n")[0]
     return text[2:] if text[:2] in ("✗ ", "⚠ ") else text
 
@@ -299,7 +299,7 @@ def more_inputs(job, subject, loader, loaded):
             keep_structure(other, *job.structure)
         if subject.reseeded:
             other.reseed()
-        if job.run_check("forward", other, record=False)["status"] != "pass" or not _finite_outputs(other):
+        if job.run_check("forward", other, record=False)["status"] != "pass" or not finite_outputs(other):
             continue
         moved = responses(other)
         if not any(moved.get(name) for name in proof["zero"]):
@@ -417,7 +417,7 @@ def tie_draws(job, subject, loader, loaded):
         if subject.reseeded:
             trial.reseed()
         fwd = job.run_check("forward", trial, record=False)
-        if fwd["status"] != "pass" or not _finite_outputs(trial):
+        if fwd["status"] != "pass" or not finite_outputs(trial):
             continue
         rec = job.run_check("gradcheck", trial, label="gradcheck (%s)" % label)
         rec["details"]["draw"] = {"kind": label, "inputs": trial.infos}
@@ -599,7 +599,7 @@ def keep_structure(subject, domain, only=None):
     return ", ".join("%s %s" % (subject.in_names[j], shown[kind]) for j, kind in sorted(kinds.items()))
 
 
-def _finite_outputs(subject):
+def finite_outputs(subject):
     try:
         outs = as_tuple(subject.call(subject.fresh()))
     except Exception:  # noqa: BLE001 - forward raised here

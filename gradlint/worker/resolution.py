@@ -23,6 +23,7 @@ backward, with left and right slopes that disagree like at a kink, though no kin
 
 import torch
 
+from .explore import strip_mark
 from .inputs import params as P
 from .tensors import as_tuple, is_tensor
 
@@ -151,23 +152,35 @@ def _use_noisy(job, subject, level):
     """Steps and tolerances for a forward with noise ``level``: the central difference's error is
     ~ level / eps from the noise and ~ eps² from the curvature, least near eps = level^(1/3); atol
     ten times the noise over the step, rtol ``NOISY_RTOL``."""
-    scale = 1.0
-    for j in subject.grad_pos:
-        v = subject.base[j].detach()
-        if v.numel():
-            scale = max(scale, float(v.abs().max()))
-    eps = min(MAX_NOISY_STEP, max(float(job.opts["eps"]), level ** (1.0 / 3.0))) * scale
+    eps = min(MAX_NOISY_STEP, max(float(job.opts["eps"]), level ** (1.0 / 3.0))) * _input_scale(subject)
     settings = {"eps": eps, "atol": max(float(job.opts["atol"]), ROUNDING_FACTOR * level / eps),
                 "rtol": max(float(job.opts["rtol"]), NOISY_RTOL)}
-    if job.opts.get("gradgradcheck") == "auto" and "gradgradcheck" not in job.explicit:
-        settings["gradgradcheck"] = False  # second differences of a noisy forward: noise again
-    saved = dict((k, job.opts[k]) for k in settings)
-    job.opts.update(settings)
+    saved = _switch(job, settings)
     job.result["notes"].append(
         "forward's output is noisy at gradcheck's step (it strays %.2g from a straight line when its inputs move by "
         "eps: an iterative solver's tolerance?), so the run checks with eps=%.3g, atol=%.2g, rtol=%.2g; second order "
         "is not checked" % (level, settings["eps"], settings["atol"], settings["rtol"]))
     job.result["coarser_step"] = {"grain": "noise", "noise": level, "from": saved, "to": settings}
+
+
+def _switch(job, settings):
+    """The run's options become ``settings``, gradgradcheck off unless asked for (second
+    differences of a rounded or noisy forward are rounding or noise again); the options replaced."""
+    if job.opts.get("gradgradcheck") == "auto" and "gradgradcheck" not in job.explicit:
+        settings["gradgradcheck"] = False
+    saved = dict((k, job.opts[k]) for k in settings)
+    job.opts.update(settings)
+    return saved
+
+
+def _input_scale(subject):
+    """The largest |value| of the checked inputs, at least 1: steps are relative to it."""
+    scale = 1.0
+    for j in subject.grad_pos:
+        v = subject.base[j].detach()
+        if v.numel():
+            scale = max(scale, float(v.abs().max()))
+    return scale
 
 
 def _refines(job, loaded):
@@ -202,7 +215,7 @@ def coarser_step(job, subject):
     grain = _grain(subject)
     if grain is None or first.get("verdict") == "surrogate_gradient":
         return subject  # a quantizer's flat steps are named as such already
-    failed = _first_line(first.get("message") or "")
+    failed = strip_mark(first.get("message") or "")
     if grain != "float32":
         first.update(status="skipped", verdict=None,
                      message="gradcheck cannot check this forward: it returns values on %s's grid (it computes in "
@@ -237,10 +250,7 @@ def _use_coarse(job, subject, grain, failed):
         settings = coarse_settings(subject)
     except Exception:  # noqa: BLE001 - forward raised here: the checks will say so
         return False
-    if job.opts.get("gradgradcheck") == "auto" and "gradgradcheck" not in job.explicit:
-        settings["gradgradcheck"] = False  # second differences of a float32 backward: rounding again
-    saved = dict((k, job.opts[k]) for k in settings)
-    job.opts.update(settings)
+    saved = _switch(job, settings)
     shown = "eps=%g, atol=%.2g, rtol=%g%s" % (settings["eps"], settings["atol"], settings["rtol"],
                                              " in slow mode" if settings.get("fast_mode") is False else "")
     job.result["notes"].append(
@@ -258,12 +268,7 @@ def coarse_settings(subject):
     ten times the rounding noise forward's outputs show over that step (``jitter``: an ill-conditioned
     forward, a row sum near zero, rounds far coarser than its output's grid); slow mode where the
     Jacobian is small enough (fast mode's normalised projections are smaller than such an atol)."""
-    scale = 1.0
-    for j in subject.grad_pos:
-        v = subject.base[j].detach()
-        if v.numel():
-            scale = max(scale, float(v.abs().max()))
-    eps = STEP * scale
+    eps = STEP * _input_scale(subject)
     with torch.no_grad():
         outs = as_tuple(subject.call(subject.fresh()))
     atol = max(STEP, ROUNDING_FACTOR * jitter(subject, outs) / eps)
@@ -279,14 +284,8 @@ def jitter(subject, outs, tries=JITTER_TRIES):
     """The largest change of any output when every input moves by a relative 2⁻³⁰ in random
     directions: far below any real change, so what moves is forward's own rounding (at least one
     grid step of the largest output)."""
-    floor = 0.0
-    for k, o in enumerate(outs):
-        if is_tensor(o) and o.is_floating_point() and o.numel() and (not subject.diff_out or k in subject.diff_out):
-            finite = o.detach()[torch.isfinite(o.detach())]
-            if finite.numel():
-                floor = max(floor, 2 * FLOAT32_UNIT * float(finite.abs().max()))
     gen = torch.Generator().manual_seed(int(subject.opts["seed"]) + 7)
-    found = floor
+    found = 2 * FLOAT32_UNIT * (_largest(subject, outs) or 0.0)
     for _ in range(tries):
         nudged = []
         for i, v in enumerate(subject.fresh()):
@@ -297,13 +296,9 @@ def jitter(subject, outs, tries=JITTER_TRIES):
         with torch.no_grad():
             moved = as_tuple(subject.call(tuple(nudged)))
         for k, (a, b) in enumerate(zip(outs, moved)):
-            if is_tensor(a) and a.is_floating_point() and (not subject.diff_out or k in subject.diff_out):
+            if _differentiable_output(subject, k, a):
                 both = torch.isfinite(a) & torch.isfinite(b)
                 if bool(both.any()):
                     found = max(found, float((a.detach() - b.detach())[both].abs().max()))
     return found
 
-
-def _first_line(text):
-    text = text.split("\n")[0]
-    return text[2:] if text[:2] in ("✗ ", "⚠ ") else text

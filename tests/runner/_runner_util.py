@@ -45,6 +45,11 @@ def fn_class(file, qualname, **kw):
     return req(file, {"kind": "function_class", "qualname": qualname}, **kw)
 
 
+async def run_class(client, file, qualname, timeout=240):
+    """A Function class of a fixture file run for real in the client's worker: its result's JSON."""
+    return assert_valid(await client.run(fn_class(file, qualname), timeout=timeout))
+
+
 def func(file, qualname, **kw):
     return req(file, {"kind": "callable", "qualname": qualname}, **kw)
 

@@ -1,14 +1,14 @@
 """Branches of backward no checked input took (fixtures/rare_branch.py, run for real in the worker)."""
 import pytest
 
-from _runner_util import assert_valid, fixture, fn_class
+from _runner_util import fixture, run_class
 from gradlint.worker import branches
 
 FILE = "rare_branch.py"
 
 
 async def run(client, qualname):
-    return assert_valid(await client.run(fn_class(FILE, qualname), timeout=240))
+    return await run_class(client, FILE, qualname)
 
 
 @pytest.mark.asyncio(loop_scope="module")

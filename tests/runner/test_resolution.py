@@ -6,7 +6,7 @@ import textwrap
 import pytest
 import torch
 
-from _runner_util import assert_valid, check, fn_class
+from _runner_util import check, run_class
 from gradlint.worker import directional, resolution
 from gradlint.worker.inputs.param_usage import none_gradient_positions, optional_factors
 
@@ -14,7 +14,7 @@ FILE = "float32_inside.py"
 
 
 async def run(client, qualname):
-    return assert_valid(await client.run(fn_class(FILE, qualname), timeout=240))
+    return await run_class(client, FILE, qualname)
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -145,11 +145,11 @@ def test_the_directional_probe_extrapolates_the_step_before_it_blames_backward()
 async def test_a_forward_noisy_at_the_step_is_checked_at_a_step_for_its_noise(client):
     # a bisection to 1e-7 is piecewise constant at gradcheck's step of 1e-6: a right backward was ✗
     # (diffcb's root finder, exact-snn-nn's spike times: held-out 5's three false alarms)
-    r = assert_valid(await client.run(fn_class("solver_noise.py", "CubicRoot"), timeout=240))
+    r = await run_class(client, "solver_noise.py", "CubicRoot")
     assert (r["status"], r["verdict"]) == ("pass", "ok"), r["summary"]
     assert r["notes"][0].startswith("forward's output is noisy at gradcheck's step"), r["notes"]
     assert r["coarser_step"]["grain"] == "noise" and r["coarser_step"]["to"]["rtol"] == resolution.NOISY_RTOL
-    r = assert_valid(await client.run(fn_class("solver_noise.py", "CubicRootDoubled"), timeout=240))
+    r = await run_class(client, "solver_noise.py", "CubicRootDoubled")
     assert (r["status"], r["verdict"]) == ("fail", "wrong_gradient") and "2 × numerical" in r["summary"], r["summary"]
 
 
