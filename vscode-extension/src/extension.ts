@@ -341,6 +341,7 @@ export class Gradlint implements vscode.Disposable {
       initializationOptions: toInitializationOptions(settings, interpreter, plan.trusted),
       initializationFailedHandler: (error) => {
         this.log(`initialize failed: ${errorMessage(error)}`);
+        initializeError = error ?? new Error('initialize failed');
         return false;
       },
       errorHandler: {
@@ -376,6 +377,9 @@ export class Gradlint implements vscode.Disposable {
     };
     // (the handlers above refer to these: the client they belong to, and whether it ever ran)
     let running = false;
+    // set when initialize fails: a server that exits before answering can make start() resolve
+    // (the pending request is rejected as the connection is disposed), which is no start
+    let initializeError: unknown;
     const client: GradlintLanguageClient = new GradlintLanguageClient('gradlint', 'gradlint', serverOptions, clientOptions);
     client.onDidChangeState((e) => {
       if (this.client !== client) {
@@ -402,6 +406,9 @@ export class Gradlint implements vscode.Disposable {
           timer = setTimeout(() => reject(new Error(`no answer within ${INITIALIZE_TIMEOUT_S} s`)), INITIALIZE_TIMEOUT_S * 1000);
         }),
       ]);
+      if (initializeError !== undefined) {
+        throw initializeError instanceof Error ? initializeError : new Error(errorMessage(initializeError));
+      }
       running = true;
       this.log('language server ready');
     } catch (err) {
