@@ -309,7 +309,7 @@ def lint_text(text: str, path: Path | None, display: str, options: LintOptions, 
             if count_fixes and fixes_apply(report.findings) and \
                     any(allowed(f.fix, unsafe) for f in report.findings):
                 report.fixable = fix_source(text, display, options, unsafe=unsafe, cache=cache,
-                                            findings=report.findings).fixed
+                                            findings=report.findings, counting=True).fixed
     except Exception as error:  # a bug in gradlint: report it, and go on with other files
         report.internal_error = f"{type(error).__name__}: {error}"
         report.fixed = None
@@ -341,7 +341,7 @@ def _lint_notebook(report: FileReport, options: LintOptions, fix: bool, unsafe: 
             any(allowed(f.fix, unsafe) for f in report.findings):
         try:  # what `--fix` would apply, counted by fixing a copy, as for a .py file
             report.fixable = lint_notebook(report.original, report.display, options, fix=True, unsafe=unsafe,
-                                           cache=cache, findings=result.findings).fixes_applied
+                                           cache=cache, findings=result.findings, counting=True).fixes_applied
         except Exception as error:  # a bug in gradlint: report it, and go on with other files
             report.internal_error = f"{type(error).__name__}: {error}"
     return report

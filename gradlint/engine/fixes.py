@@ -6,7 +6,8 @@ import ast
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from functools import partial
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..analysis.source import NEWLINE
 from ..findings import Applicability, Finding, Fix, Position
@@ -108,10 +109,14 @@ class FixOutcome:
 
 
 def fix_source(text: str, path: str, options: LintOptions, unsafe: bool = False,
-               cache: LintCache | None = None, findings: list[Finding] | None = None) -> FixOutcome:
+               cache: LintCache | None = None, findings: list[Finding] | None = None,
+               counting: bool = False) -> FixOutcome:
     """Apply fixes until none applies (fixes can unlock others), at most MAX_PASSES times.
     Only fixes that pass ``verified`` are applied. ``findings``: the lint of ``text`` with
-    ``options``, when the caller has it (counting what ``--fix`` would apply after a check)."""
+    ``options``, when the caller has it (counting what ``--fix`` would apply after a check).
+    ``counting``: only ``fixed`` is wanted (the same count): the fixed texts are judged by
+    lints that leave findings unplaced where they can (see ``verdict``), and ``remaining``
+    may hold unplaced findings."""
     from .linter import LintCache, lint_source
 
     cache = cache or LintCache()
@@ -122,11 +127,16 @@ def fix_source(text: str, path: str, options: LintOptions, unsafe: bool = False,
         if not fixes_apply(findings):
             break  # never edit a file that does not parse
         candidates = [f for f in findings if f.fix is not None and allowed(f.fix, unsafe)]
-        together = lint_of_fixed_together(text, candidates, findings, path, options, cache)
+        if candidates and not all_placed(findings):  # (a count's lint) judged against a placed one
+            findings = lint_source(text, path, options, cache).findings
+            candidates = [f for f in findings if f.fix is not None and allowed(f.fix, unsafe)]
+        together = lint_of_fixed_together(text, candidates, findings, path, options, cache,
+                                          unsafe=unsafe, counting=counting)
         if together is not None:
             fixes = [f.fix for f in candidates]
         else:  # one at a time: which of them is bad
-            fixes = [f.fix for f in candidates if verified(text, f, findings, path, options, cache)]
+            fixes = [f.fix for f in candidates
+                     if verified(text, f, findings, path, options, cache, unsafe=unsafe, counting=counting)]
         if not fixes:
             break
         new_text, count = apply_fixes(text, fixes)  # type: ignore[arg-type]
@@ -136,7 +146,7 @@ def fix_source(text: str, path: str, options: LintOptions, unsafe: bool = False,
         fixed += count
         # the verification linted this very text already
         findings = together.findings if together is not None and together.text == text \
-            else lint_source(text, path, options, cache).findings
+            else lint_source(text, path, options, cache, placed=not counting).findings
     return FixOutcome(text, fixed, findings)
 
 
@@ -157,11 +167,10 @@ def verified_together(text: str, chosen: list[Finding], findings: list[Finding],
 
 
 def lint_of_fixed_together(text: str, chosen: list[Finding], findings: list[Finding], path: str,
-                           options: LintOptions, cache: LintCache) -> FixedLint | None:
+                           options: LintOptions, cache: LintCache, *, unsafe: bool = False,
+                           counting: bool = False) -> FixedLint | None:
     """``verified_together``, with the lint of the fixed text when the fixes are good (the next
-    pass of ``fix_source`` starts from it), else None."""
-    from .linter import lint_source
-
+    pass of ``fix_source`` starts from it), else None. ``counting``: see ``verdict``."""
     if len(chosen) < 2:
         return None
     new_text, count = apply_fixes(text, [f.fix for f in chosen])  # type: ignore[misc]
@@ -171,9 +180,39 @@ def lint_of_fixed_together(text: str, chosen: list[Finding], findings: list[Find
         return None
     before = Counter((f.code, f.message) for f in findings)
     before.subtract(Counter((f.code, f.message) for f in chosen))
-    fixed_findings = lint_source(new_text, path, options, cache).findings
-    after = Counter((f.code, f.message) for f in fixed_findings)
-    return None if after - before else FixedLint(new_text, fixed_findings)
+    fixed_findings, good = verdict(partial(_lint_findings, new_text, path, options, cache), before,
+                                   unsafe, counting)
+    return FixedLint(new_text, fixed_findings) if good else None
+
+
+def _lint_findings(text: str, path: str, options: LintOptions, cache: LintCache, placed: bool) -> list[Finding]:
+    from .linter import lint_source
+
+    return lint_source(text, path, options, cache, placed=placed).findings
+
+
+def verdict(lint: Callable[[bool], list[Finding]], before: Counter, unsafe: bool,
+            counting: bool, read_on: bool = True) -> tuple[list[Finding], bool]:
+    """The lint of a fixed text (``lint(placed)``), and whether its fixes are good: it has no
+    finding beyond ``before`` (by code and message). ``counting`` (the count of what fixing
+    would apply; nothing is applied): first judged by a lint that leaves findings unplaced.
+    Its (code, message)s hold the placed lint's (it only merges fewer duplicates), so good
+    there is good. When it is not good, or an unplaced finding has a fix the next pass could
+    apply (whose edits it has not placed), the placed lint decides, as without ``counting``.
+    ``read_on=False``: only the verdict is wanted (the findings' fixes do not matter)."""
+    findings = lint(not counting)
+    if counting and not all_placed(findings):
+        if not (Counter((f.code, f.message) for f in findings) - before) and \
+                not (read_on and any(allowed(f.fix, unsafe) for f in findings)):
+            return findings, True
+        findings = lint(True)
+    return findings, not (Counter((f.code, f.message) for f in findings) - before)
+
+
+def all_placed(findings: Iterable[Finding]) -> bool:
+    from .linter import is_unplaced
+
+    return not any(is_unplaced(f) for f in findings)
 
 
 def compiles_without_new_keywords(text: str, new_text: str, path: str) -> bool:
@@ -190,12 +229,11 @@ def compiles_without_new_keywords(text: str, new_text: str, path: str) -> bool:
 
 
 def verified(text: str, finding: Finding, findings: list[Finding], path: str,
-             options: LintOptions, cache: LintCache) -> bool:
+             options: LintOptions, cache: LintCache, *, unsafe: bool = False, counting: bool = False) -> bool:
     """Is ``finding``'s fix, applied alone, good? The fixed text compiles; the finding is
     gone and no other appears (compared by code and message); and no call gained a keyword
-    beside a ``**mapping`` (the mapping may hold the same keyword: TypeError at run time)."""
-    from .linter import lint_source
-
+    beside a ``**mapping`` (the mapping may hold the same keyword: TypeError at run time).
+    ``counting``: see ``verdict``."""
     if finding.fix is None:
         return False
     new_text, count = apply_fixes(text, [finding.fix])
@@ -205,8 +243,8 @@ def verified(text: str, finding: Finding, findings: list[Finding], path: str,
         return False
     before = Counter((f.code, f.message) for f in findings)
     before[(finding.code, finding.message)] -= 1
-    after = Counter((f.code, f.message) for f in lint_source(new_text, path, options, cache).findings)
-    return not (after - before)
+    return verdict(partial(_lint_findings, new_text, path, options, cache), before, unsafe, counting,
+                   read_on=False)[1]
 
 
 def keywords_beside_double_star(source: str | ast.AST) -> Counter[tuple[str, str]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from bisect import bisect_left
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
@@ -49,6 +50,16 @@ class LintResult:
     findings: list[Finding]
     suppressed: int = 0
     syntax_errors: int = 0
+    placed: bool = True  # False: some findings are unplaced (``lint_source(placed=False)``)
+
+
+# the line of an unplaced finding's range (a placed one's lines count from 1)
+UNPLACED_LINE = 0
+
+
+def is_unplaced(finding: Finding) -> bool:
+    """A finding of ``lint_source(placed=False)`` that has no place: see there."""
+    return finding.range.start.line == UNPLACED_LINE
 
 
 class LintCache:
@@ -250,7 +261,7 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
                 compiles: Callable[[], bool] | None = None,
                 cancelled: Callable[[], bool] | None = None,
                 progress: Callable[[list[Finding]], None] | None = None,
-                progress_interval: float = 1.0) -> LintResult:
+                progress_interval: float = 1.0, placed: bool = True) -> LintResult:
     """The findings in ``text``. ``exhaustive`` turns every shortcut off (text pre-checks,
     caches, the fast tree walk): the reference the fast path must agree with.
 
@@ -259,14 +270,22 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
     sorted) when a lint has run for ``progress_interval`` seconds, and then as often, so a
     big file shows its first diagnostics early and the rest follow. ``compiles``, when
     given, may say that CPython is known to accept ``text`` (a file's current ``.pyc``),
-    which spares the syntax check of a file no rule can fire in."""
+    which spares the syntax check of a file no rule can fire in.
+
+    ``placed=False`` is for judging fixes, which reads findings by code and message only:
+    the findings of a block analysed afresh (one that holds no suppression comment) are left
+    unplaced, which spares the code generation that places them. An unplaced finding's range
+    is a stand-in on line ``UNPLACED_LINE`` (``is_unplaced``), its fix (if any) has no edits,
+    and findings are not merged by place but by the node reported (so their (code, message)
+    multiset holds the placed lint's, and maybe duplicates it merges). They are never cached,
+    shown nor applied: a caller that needs more asks again with ``placed=True``."""
     options = options or LintOptions()
     try:
         if exhaustive:
             with traverse.libcst_traversal():
                 return _lint(text, path, options, LintCache(), exhaustive=True)
         return _lint(text, path, options, cache, exhaustive=False, compiles=compiles, cancelled=cancelled,
-                     progress=progress, progress_interval=progress_interval)
+                     progress=progress, progress_interval=progress_interval, placed=placed)
     finally:
         memos.forget()  # what the analysis memoized about this lint's trees
 
@@ -274,7 +293,7 @@ def lint_source(text: str, path: str = "<stdin>", options: LintOptions | None = 
 def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *,
           exhaustive: bool, compiles: Callable[[], bool] | None = None, cancelled: Callable[[], bool] | None = None,
           progress: Callable[[list[Finding]], None] | None = None,
-          progress_interval: float = 1.0) -> LintResult:
+          progress_interval: float = 1.0, placed: bool = True) -> LintResult:
     started = time.monotonic()
     cache = LintCache() if cache is None else cache
     if len(text) > MAX_SOURCE_CHARS:
@@ -295,7 +314,8 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
     findings, syntax_errors = _syntax_findings(view, options)
     suppressions = parse_suppressions(view.scanned.comments)
     report_progress = _ProgressReporter(progress, progress_interval, started, suppressions, path)
-    blocks = _BlockLinter(text, options, cache, view, rules, code_of, exhaustive)
+    blocks = _BlockLinter(text, options, cache, view, rules, code_of, exhaustive,
+                          None if placed else _lines_of(suppressions[0]))
     for position, (block, entry) in enumerate(view.good):
         if cancelled is not None and cancelled():
             raise LintCancelled()
@@ -308,7 +328,13 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         recorder.parsed_files += 1
         recorder.parsed_lines += sum(block.text.count("\n") for block, _ in view.parsed)
     with timings.phase(timings.SUPPRESSIONS):
-        return _suppressed(findings, suppressions, syntax_errors, text, view, options, path)
+        result = _suppressed(findings, suppressions, syntax_errors, text, view, options, path)
+    result.placed = blocks.unplaced == 0
+    return result
+
+
+def _lines_of(by_line: Mapping[int, object]) -> list[int]:
+    return sorted(by_line)
 
 
 def _too_large(text: str, path: str, options: LintOptions) -> LintResult:
@@ -406,6 +432,10 @@ class _BlockLinter:
     rules: list[Rule]
     code_of: _CodeOf
     exhaustive: bool
+    # None: place every finding; else the lines with suppression comments (the findings
+    # of a block analysed afresh are placed only when one of them is in the block)
+    suppression_lines: list[int] | None = None
+    unplaced: int = 0  # unplaced findings made (each has its own stand-in range)
 
     def __post_init__(self) -> None:
         self.context_key = fingerprint((self.view.context_key, self.options.key()))
@@ -426,6 +456,8 @@ class _BlockLinter:
             return []
         self.cache.analysed_blocks += 1
         analysis = self.view.analysis(position)
+        if self.suppression_lines is not None and not self._holds_suppression(block):
+            return self._unplaced(self._reports(active, analysis))
         local, cacheable = self._check(active, analysis, position, entry)
         if cacheable:
             read = self._texts_read(analysis.statements_read)
@@ -478,20 +510,50 @@ class _BlockLinter:
     def _groups(self) -> tuple[list[Rule], list[int]]:
         return block_groups(self.rules)
 
+    def _holds_suppression(self, block: Block) -> bool:
+        lines = self.suppression_lines
+        if not lines:
+            return False
+        first = bisect_left(lines, block.start_line)
+        return first < len(lines) and lines[first] < block.start_line + block.text.count("\n") + 1
+
+    def _reports(self, active: list[Rule], analysis: BlockAnalysis) -> list[tuple[Rule, Report]]:
+        recorder = timings.current()
+        if recorder is None:
+            return [(rule, report) for rule in active for report in rule.check(analysis)]
+        reports = []
+        for rule in active:
+            recorder.enter(timings.RULE + rule.code)
+            reports.extend((rule, report) for report in rule.check(analysis))
+            recorder.leave()
+        return reports
+
+    def _unplaced(self, reports: list[tuple[Rule, Report]]) -> list[Finding]:
+        """The reports as unplaced findings (see ``lint_source``), one per rule, message and
+        reported node: two reports alike in these have one place, so the placed lint merges
+        them too (it merges by place, which may merge more)."""
+        seen: set[tuple] = set()
+        found = []
+        for rule, report in reports:
+            key = (rule.code, report.message, id(report.node), id(report.end_node or report.node))
+            if key in seen:
+                continue
+            seen.add(key)
+            self.unplaced += 1
+            fix = None if report.fix is None else Fix(report.fix.title, report.fix.applicability, ())
+            found.append(Finding(rule.code, rule.name, _severity(rule, report.severity, self.options),
+                                 report.message, Range.of(UNPLACED_LINE, self.unplaced, UNPLACED_LINE,
+                                                          self.unplaced), fix))
+        return found
+
     def _check(self, active: list[Rule], analysis: BlockAnalysis, position: int,
                entry: ParsedBlock) -> tuple[list[Finding], bool]:
         """The rules' findings in the block (positions relative to it), and whether they may
         be cached (none of them lies in another block)."""
         view = self.view
+        reports = self._reports(active, analysis)
         recorder = timings.current()
-        if recorder is None:
-            reports = [(rule, report) for rule in active for report in rule.check(analysis)]
-        else:
-            reports = []
-            for rule in active:
-                recorder.enter(timings.RULE + rule.code)
-                reports.extend((rule, report) for report in rule.check(analysis))
-                recorder.leave()
+        if recorder is not None:
             recorder.enter(timings.POSITIONS)
         entry.resolve_positions_of(_placed_nodes((report for _, report in reports), position,
                                                  view.top_to_block))

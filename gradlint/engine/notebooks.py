@@ -25,11 +25,12 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Iterable, Sequence
 
 from ..findings import Edit, Finding, Fix, Range
-from .fixes import MAX_PASSES, LineIndex, allowed, compiles_without_new_keywords
-from .linter import LintCache, LintOptions, lint_source
+from .fixes import MAX_PASSES, LineIndex, all_placed, allowed, compiles_without_new_keywords, verdict
+from .linter import LintCache, LintOptions, is_unplaced, lint_source
 from .reading import MAX_NOTEBOOK_BYTES, NOTEBOOK_SUFFIX, is_notebook  # noqa: F401 (re-exported)
 
 
@@ -297,13 +298,14 @@ class JoinedCells:
 
 # -- linting and fixing cells ---------------------------------------------------------------
 def lint_cells(cells: Sequence[CellText], path: str, options: LintOptions,
-               cache: LintCache | None = None) -> list[Finding]:
-    """Findings in cell coordinates (``finding.cell``, cell-local lines)."""
+               cache: LintCache | None = None, placed: bool = True) -> list[Finding]:
+    """Findings in cell coordinates (``finding.cell``, cell-local lines). ``placed=False``:
+    see ``lint_source`` (unplaced findings stay as they are, in no cell)."""
     joined = JoinedCells(cells)
     if not joined.text.strip():
         return []
-    result = lint_source(joined.text, path, options, cache)
-    return [joined.to_cell(finding) for finding in result.findings]
+    result = lint_source(joined.text, path, options, cache, placed=placed)
+    return [finding if is_unplaced(finding) else joined.to_cell(finding) for finding in result.findings]
 
 
 def apply_cell_fixes(sources: dict[int, str], fixes: Iterable[Fix]) -> tuple[dict[int, str], int]:
@@ -351,10 +353,11 @@ class CellFixOutcome:
 
 def fix_cells(cells: Sequence[CellText], path: str, options: LintOptions, unsafe: bool = False,
               cache: LintCache | None = None, only_cells: set[int] | None = None,
-              findings: list[Finding] | None = None) -> CellFixOutcome:
+              findings: list[Finding] | None = None, counting: bool = False) -> CellFixOutcome:
     """Fix until no fix applies (at most MAX_PASSES times), never in a notebook whose code
     does not parse; with ``only_cells``, only fixes whose edits all lie in those cells.
-    ``findings``: the cells' lint (``lint_cells``), when the caller has it."""
+    ``findings``: the cells' lint (``lint_cells``), when the caller has it. ``counting``: only
+    ``fixed`` is wanted (see ``fixes.fix_source``)."""
     cache = cache or LintCache()
     sources = {cell.index: cell.text for cell in cells}
     fixed = 0
@@ -363,13 +366,16 @@ def fix_cells(cells: Sequence[CellText], path: str, options: LintOptions, unsafe
     for _ in range(MAX_PASSES):
         if any(f.code == "GL000" for f in findings):
             break
-        candidates = [f for f in findings if allowed(f.fix, unsafe) and (
-            only_cells is None or all(e.cell in only_cells for e in f.fix.edits))]  # type: ignore[union-attr]
-        fixed_cells = _verified_cell_fixes(sources, candidates, findings, path, options, cache)
+        candidates = _candidates(findings, unsafe, only_cells)
+        if candidates and not all_placed(findings):  # (a count's lint) judged against a placed one
+            findings = lint_cells([CellText(i, t) for i, t in sources.items()], path, options, cache)
+            candidates = _candidates(findings, unsafe, only_cells)
+        judge = partial(_verified_cell_fixes, sources, findings=findings, path=path, options=options,
+                        cache=cache, unsafe=unsafe, counting=counting)
+        fixed_cells = judge(candidates)
         if fixed_cells is None and len(candidates) > 1:  # one at a time: which of them is bad
-            good = [f for f in candidates
-                    if _verified_cell_fixes(sources, [f], findings, path, options, cache) is not None]
-            fixed_cells = _verified_cell_fixes(sources, good, findings, path, options, cache) if good else None
+            good = [f for f in candidates if judge([f], read_on=False) is not None]
+            fixed_cells = judge(good) if good else None
         if fixed_cells is None:
             break
         sources, count, findings = fixed_cells
@@ -377,12 +383,19 @@ def fix_cells(cells: Sequence[CellText], path: str, options: LintOptions, unsafe
     return CellFixOutcome(sources, fixed, findings)
 
 
+def _candidates(findings: list[Finding], unsafe: bool, only_cells: set[int] | None) -> list[Finding]:
+    return [f for f in findings if allowed(f.fix, unsafe) and (
+        only_cells is None or all(e.cell in only_cells for e in f.fix.edits))]  # type: ignore[union-attr]
+
+
 def _verified_cell_fixes(sources: dict[int, str], chosen: list[Finding], findings: list[Finding], path: str,
-                         options: LintOptions, cache: LintCache) -> tuple[dict[int, str], int, list[Finding]] | None:
+                         options: LintOptions, cache: LintCache, unsafe: bool = False, counting: bool = False,
+                         read_on: bool = True) -> tuple[dict[int, str], int, list[Finding]] | None:
     """``chosen``'s fixes applied together, when that is good by the tests a ``.py`` file's fixes
     pass (``fixes.verified``): every one applies, the cells' code still compiles with no keyword
     added beside a ``**mapping``, each fixed finding is gone and none appears. Returns the new
-    sources, how many fixes applied and the new sources' lint; None when not good."""
+    sources, how many fixes applied and the new sources' lint; None when not good.
+    ``counting``, ``read_on``: see ``fixes.verdict``."""
     if not chosen:
         return None
     new_sources, count = apply_cell_fixes(sources, [f.fix for f in chosen])  # type: ignore[misc]
@@ -395,11 +408,11 @@ def _verified_cell_fixes(sources: dict[int, str], chosen: list[Finding], finding
     if compiles_without_new_keywords(before_text, before_text, path) and \
             not compiles_without_new_keywords(before_text, after_text, path):
         return None
-    new_findings = lint_cells(after_cells, path, options, cache)
     before = Counter((f.code, f.message) for f in findings)
     before.subtract(Counter((f.code, f.message) for f in chosen))
-    after = Counter((f.code, f.message) for f in new_findings)
-    return None if after - before else (new_sources, count, new_findings)
+    new_findings, good = verdict(partial(lint_cells, after_cells, path, options, cache), before, unsafe,
+                                 counting, read_on)
+    return (new_sources, count, new_findings) if good else None
 
 
 # -- writing back -----------------------------------------------------------------------------
@@ -490,16 +503,17 @@ class NotebookResult:
 
 def lint_notebook(raw: str, display: str, options: LintOptions, *, fix: bool = False,
                   unsafe: bool = False, cache: LintCache | None = None,
-                  findings: list[Finding] | None = None) -> NotebookResult:
+                  findings: list[Finding] | None = None, counting: bool = False) -> NotebookResult:
     """Lint (and fix) the JSON text of a notebook; raises NotebookError for bad JSON.
     ``findings``: its lint with ``options`` in cell coordinates (``lint_cells``), when the
-    caller has it (counting what fixing would apply after a check)."""
+    caller has it (counting what fixing would apply after a check). ``counting``: only
+    ``fixes_applied`` is wanted (see ``fixes.fix_source``)."""
     notebook = read_notebook(raw)
     if not fix:
         findings = lint_cells(notebook.python_cells, display, options, cache)
         return NotebookResult(_with_path(findings, display))
     outcome = fix_cells(notebook.python_cells, display, options, unsafe=unsafe, cache=cache,
-                        findings=findings)
+                        findings=findings, counting=counting)
     return NotebookResult(_with_path(outcome.remaining, display),
                           write_notebook(notebook, outcome.sources), outcome.fixed)
 
