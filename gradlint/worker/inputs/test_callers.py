@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from . import fixtures
+from . import absent, fixtures
 from .caller_inputs import (SKIP_DIRS, Borrowed, Reached, accepts, as_inputs, backward_raises_as_called, is_test_file,
                             refused, stand_in, still_inputs)
 from ..tensors import is_tensor
@@ -88,6 +88,25 @@ def _import(path):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
+    return module
+
+
+def _import_standing_in(path, root, stand):
+    """The test module, imported with a stand-in for each absent module it imports (``absent``);
+    the module records which in ``__gradlint_stand_ins__``."""
+    bases = [root, os.path.dirname(path)]
+    while True:
+        try:
+            module = _import(path)
+            break
+        except ModuleNotFoundError as e:
+            top = absent.absent(e, bases, stand.names)
+            if top is None:
+                raise
+            stand.add(top)
+    used = sorted(set(absent.stood_in(v) for v in vars(module).values()) - {None})
+    if used:
+        module.__gradlint_stand_ins__ = used
     return module
 
 
@@ -318,6 +337,14 @@ def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=No
     one where most move it, up to a few; the one with the fewest still inputs is kept when none does.
     One input without effect among several (a parameter the test's integrand does not use) is no edge
     case: that test is kept, as the first test always was."""
+    with absent.standing_in() as stand:
+        found = _capture(fn, fclass, params_of_target, root, names, opts, deadline, errors, stand)
+    if found is not None and found.extra.get("stand_ins"):
+        found.where += " (%s stood in for: not installed here)" % ", ".join(found.extra["stand_ins"])
+    return found
+
+
+def _capture(fn, fclass, params_of_target, root, names, opts, deadline, errors, stand):
     seed = int(opts["seed"])
     fallback = None  # (still inputs, Borrowed) of the best edge case so far
     undifferentiated = None  # the first test that differentiates nothing, when it cannot show the constants
@@ -331,7 +358,7 @@ def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=No
             tests = _tests(tree, names)
             if not tests:
                 continue
-            module = _import(path)
+            module = _import_standing_in(path, root, stand)
         except BaseException as e:  # noqa: BLE001 - the user's test module
             if isinstance(e, KeyboardInterrupt):
                 raise
@@ -414,6 +441,9 @@ def _expects_errors(node):
 def _borrowed(call, where, params_of_target, fn, backward_raises=False):
     shown = ", ".join("%s=%r" % kv for kv in sorted(call.kwargs.items()))[:80]
     info = {"test": where}
+    stand_ins = getattr(call.module, "__gradlint_stand_ins__", None)
+    if stand_ins:
+        info["stand_ins"] = list(stand_ins)
     if backward_raises:
         info["backward_raises"] = True
     return Borrowed(_test_draw(call, params_of_target, fn), where + (" [%s]" % shown if shown else ""), info)
