@@ -17,6 +17,8 @@ idea each (a test keeps this list complete); names used across them are public:
 - ``caller_inputs``: inputs captured from the package's own code that calls the target (a
   Module's forward, a wrapper), run on synthesized inputs and stopped at the call;
 - ``test_callers``: inputs captured from the project's tests that reach the target;
+- ``absent``: stand-ins for the modules a test module imports that this interpreter does not have
+  (a plotting library used after the call), so that its tests still give inputs;
 - ``doc_examples``: inputs captured from the ``>>>`` examples in the project's docstrings that
   name the target or a caller of it, each run as a function body in its module's namespace;
 - ``fixtures``: the project's pytest fixtures (the test module's and its conftest.py files',
