@@ -194,6 +194,9 @@ def passed_lines(result: RunResult) -> list[str]:
         if step.get("grain") == "noise":
             lines.append(f"    checked at a step for forward's noise (~{_num(step.get('noise'), 2)} at eps=1e-06: a "
                          f"solver's tolerance?): {settings}")
+        elif step.get("float64_error"):
+            lines.append(f"    checked in float32, at its resolution: forward raises in float64 "
+                         f"({str(step['float64_error'])[:100]}) ({settings})")
         else:
             lines.append(f"    checked at float32's resolution: forward computes in {step.get('grain')} inside ({settings})")
     return lines

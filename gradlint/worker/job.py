@@ -92,6 +92,7 @@ class Job(object):
         self.structure = None  # a structure square inputs keep (symmetric, tril) once a retry found one
         self.borrowed = None  # the Borrowed the inputs come from, when a caller of the project gave them
         self.tests_may_run = True  # a worker may run the project's tests to find inputs
+        self.float64_error = None  # forward's error in float64, when it is checked in float32 instead
         limit = (req.get("limits") or {}).get("timeout_s")
         # the time the run may spend before it must stop looking further (its verdict is kept)
         self.deadline = time.monotonic() + 0.8 * float(limit) if limit else None
@@ -157,7 +158,7 @@ class Job(object):
             self.timings["import_s"] = time.perf_counter() - t
         self.reporter.fclass = loaded.fclass
         t = time.perf_counter()
-        subject = self._subject(loader, loaded)
+        subject = resolution.in_float32(self, self._subject(loader, loaded), loader, loaded)
         self.timings["inputs_s"] = time.perf_counter() - t
         t = time.perf_counter()
         try:
@@ -257,6 +258,9 @@ class Job(object):
             return borrowed.make(seed), borrowed.info(seed), "caller"
         self.recipe = recipe
         self.redraw = lambda s: loaded.with_inputs(self.recipe.make(s))
+        if recipe.float64_error:  # forward takes float32 only: its inputs stay float32
+            self.float64_error = recipe.float64_error
+            self.opts["promote"] = False
         return raw, synth, "synthesized"
 
     def borrow(self, loaded, tried, tests_first=False):

@@ -25,6 +25,7 @@ import torch
 
 from .explore import strip_mark
 from .inputs import params as P
+from .inputs.synthesis import float64_refused
 from .tensors import as_tuple, is_tensor
 
 FLOAT32_UNIT = 2.0 ** -24  # float32's unit roundoff
@@ -78,6 +79,11 @@ def step_for_precision(job, subject, loaded=None):
     finite differences float32 resolves from the start (no gradcheck at a step it cannot resolve,
     and no ✗ sent for one); so is a float64 forward whose output is noisy at gradcheck's step (it
     resolves its output only to a solver's tolerance: ``noise``), at a step chosen for that noise."""
+    if job.float64_error:
+        if _may_change_step(job, subject, torch.float32):
+            _use_coarse(job, subject, "float32", None,
+                        "forward raises in float64 (%s), so its inputs are float32" % job.float64_error)
+        return
     if not _may_change_step(job, subject):
         return
     grain = _grain(subject)
@@ -196,8 +202,15 @@ def _refines(job, loaded):
 
 
 def _differentiable_output(subject, k, o):
-    return (is_tensor(o) and o.dtype == torch.float64 and o.layout == torch.strided
+    return (is_tensor(o) and o.dtype == _checked_dtype(subject) and o.layout == torch.strided
             and (not subject.diff_out or k in subject.diff_out))
+
+
+def _checked_dtype(subject):
+    """float32 when the checked inputs are (a forward that refuses float64), else float64."""
+    if subject.grad_pos and all(subject.base[j].dtype == torch.float32 for j in subject.grad_pos):
+        return torch.float32
+    return torch.float64
 
 
 def _largest(subject, outs):
@@ -231,10 +244,40 @@ def coarser_step(job, subject):
     return subject
 
 
-def _may_change_step(job, subject):
+def _may_change_step(job, subject, dtype=torch.float64):
     return (job.kind != "call_site" and not job.result.get("coarser_step") and job.time_left(8.0)
             and not any(k in job.explicit for k in ("eps", "atol", "rtol"))
-            and subject.grad_pos and all(subject.base[j].dtype == torch.float64 for j in subject.grad_pos))
+            and subject.grad_pos and all(subject.base[j].dtype == dtype for j in subject.grad_pos))
+
+
+def in_float32(job, subject, loader, loaded):
+    """Inputs a test or a caller made in float32, which the run promotes to float64: when forward
+    raises on the float64 copies with an error that says it does not take float64 (a float32
+    buffer filled with float64's max, a dtype mismatch with a float32 weight) and runs on the
+    inputs as they were made, those are checked (at float32's resolution: ``step_for_precision``)."""
+    promoted = [i for i in subject.infos if i.get("promoted_from") == "float32" and i.get("requires_grad")]
+    if job.kind == "call_site" or job.float64_error or not promoted or not job.opts.get("promote"):
+        return subject
+    error = _forward_error(subject)
+    if error is None or not float64_refused(error):
+        return subject
+    job.opts["promote"] = False
+    trial = job.prepare_subject(loaded.with_inputs(subject.raw), loader)
+    if _forward_error(trial) is not None:
+        job.opts["promote"] = True
+        job.prepare_subject(loaded.with_inputs(subject.raw), loader)  # the report's inputs again
+        return subject
+    job.float64_error = "%s: %s" % (type(error).__name__, str(error).strip().splitlines()[0][:200])
+    return trial
+
+
+def _forward_error(subject):
+    try:
+        with torch.no_grad():
+            subject.call(subject.fresh())
+    except Exception as e:  # noqa: BLE001 - the user's forward
+        return e
+    return None
 
 
 def _grain(subject):
@@ -244,7 +287,7 @@ def _grain(subject):
         return None
 
 
-def _use_coarse(job, subject, grain, failed):
+def _use_coarse(job, subject, grain, failed, why=None):
     """Switch the run's options to ``coarse_settings`` (with a note); False when forward raised."""
     try:
         settings = coarse_settings(subject)
@@ -254,12 +297,15 @@ def _use_coarse(job, subject, grain, failed):
     shown = "eps=%g, atol=%.2g, rtol=%g%s" % (settings["eps"], settings["atol"], settings["rtol"],
                                              " in slow mode" if settings.get("fast_mode") is False else "")
     job.result["notes"].append(
-        "forward computes in float32 inside (every value it returns lies on float32's grid): at eps=%g gradcheck's "
-        "finite differences would be rounding noise%s, so the run checks with %s, the finest float32 resolves%s"
-        % (saved["eps"], " (%s)" % failed if failed else "", shown,
+        "%s: at eps=%g gradcheck's finite differences would be rounding noise%s, so the run checks with %s, the "
+        "finest float32 resolves%s"
+        % (why or "forward computes in float32 inside (every value it returns lies on float32's grid)",
+           saved["eps"], " (%s)" % failed if failed else "", shown,
            "; second order is not checked (its differences round too)" if settings.get("gradgradcheck") is False
            else ""))
     job.result["coarser_step"] = {"grain": grain, "from": saved, "to": settings}
+    if job.float64_error:
+        job.result["coarser_step"]["float64_error"] = job.float64_error
     return True
 
 

@@ -160,12 +160,15 @@ class Recipe(object):
         self.constants = set()  # tensors forward refuses with requires_grad (backward returns None for them)
         self.only = None  # names the domain applies to (None: every differentiated tensor)
         self.overrides = {}  # position -> value that replaces the one made (explore.refined's settings)
+        self.dtype = torch.float64  # float32 when forward raises in float64 only (``float64_error`` says how)
+        self.float64_error = None
 
     def _copy(self, shapes, domain):
         recipe = Recipe(self.params, self.values, shapes, domain, self.index_variant, self.constraints)
         recipe.constants = set(self.constants)
         recipe.only = self.only
         recipe.overrides = dict(self.overrides)
+        recipe.dtype, recipe.float64_error = self.dtype, self.float64_error
         return recipe
 
     def with_domain(self, domain, only=None):
@@ -194,6 +197,8 @@ class Recipe(object):
         if domain == "by_name":
             domain = structure_by_name(p.name)
         t = domain_values(shape, gen, domain)
+        if self.dtype != torch.float64:
+            t = t.to(self.dtype)
         if c is not None and c.layouts and t.dim() >= 2:
             t = sparse_values(t, gen, c.layouts[0])
         return t
@@ -243,6 +248,9 @@ class Recipe(object):
             "values": dict((k, repr(v)) for k, v in self.values.items()),
             "params": [p.describe() for p in self.params],
         }
+        if self.float64_error:
+            info["dtype"] = str(self.dtype).replace("torch.", "")
+            info["float64_error"] = self.float64_error
         if self.constraints:
             info["constraints"] = [c.describe(n) for n, c in sorted(self.constraints.items())]
             domains = dict((n, c.domain if isinstance(c.domain, str) else "range") for n, c in self.constraints.items()
@@ -435,6 +443,17 @@ def synthesize(fn, fclass, spec, opts, reporter):
     return args, info, recipe
 
 
+_FLOAT64_WORDS = ("Double", "double", "float64", "dtype", "scalar type", "without overflow")
+
+
+def float64_refused(exc):
+    """Does forward's error say that it does not take float64 (a dtype mismatch with a float32
+    buffer or weight, float64's range overflowing a float32 tensor, a kernel typed for float)?"""
+    text = str(exc)
+    return isinstance(exc, (RuntimeError, TypeError, ValueError, AssertionError)) and any(
+        w in text for w in _FLOAT64_WORDS)
+
+
 class Search(object):
     def __init__(self, fn, params, opts, reporter):
         self.fn = fn
@@ -506,6 +525,16 @@ class Search(object):
             if is_memory_error(e) or needs_a_device(e):  # no other input helps
                 raise self.reporter.user_exception(e, "forward")
             refusing = [p.name for p in self.params if p.kind == P.TENSOR and p.none_grad and p.requires_grad]
+            if recipe.dtype == torch.float64 and float64_refused(e):
+                # forward made for float32 (a buffer of torch's default dtype filled with float64's
+                # max, a kernel typed for float): the same inputs in float32, checked at its resolution
+                recipe.dtype, recipe.float64_error = torch.float32, "%s: %s" % (type(e).__name__,
+                                                                                first_line(exc_text(e, 200)))
+                recorded = len(self.errors)
+                if self.try_recipe(recipe, seed) == "ok":
+                    return "ok"
+                recipe.dtype, recipe.float64_error = torch.float64, None
+                del self.errors[recorded:]  # the float32 attempt's: this one's error is recorded below
             if refusing and not recipe.constants:
                 # forward may refuse inputs that require grad (`if x1.requires_grad: raise`) for which
                 # backward returns None: those are constants by design, left undifferentiated
