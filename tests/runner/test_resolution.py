@@ -190,3 +190,14 @@ def test_a_cast_at_the_call_site_says_the_kind(tmp_path, monkeypatch):
         sys.modules.pop("spectral_mod", None)
     assert found["arg"] == [1e-4, 3] and isinstance(found["arg"][0], float), found
     assert found["name"] == ["pow", "rect", "n"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_block_size_is_checked_small_where_blocks_meet(client):
+    # the callers pass 1024: one block at any input a check can afford; a block size of 2 runs the carry
+    r = await run_class(client, "block_sizes.py", "BlockedCumsumWithoutCarry")
+    assert r["status"] == "fail", r["summary"]
+    assert r["summary"].startswith("✗ in mode block_size=2: "), r["summary"]
+    r = await run_class(client, "block_sizes.py", "BlockedCumsum")
+    assert r["status"] == "pass", r["summary"]
+    assert [m["mode"] for m in r["modes"][1:]] == [{"block_size": "2"}, {"block_size": "1"}], r["modes"]

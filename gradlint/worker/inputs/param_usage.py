@@ -47,6 +47,7 @@ class Evidence(object):
         # (``while err > tol``, ``if err < tol: break``), or one handed on as such (``tol=tol``)
         self.refines = set()
         self.optional_factors = set()  # ``if p is None: p = <default>`` and then ``x * p``: see optional_factors
+        self.block_sizes = set()  # ``x.split(p)``, ``range(0, n, p)``: see block_sizes
 
     def vote(self, name, kind, strength=1):
         d = self.votes.setdefault(name, {})
@@ -111,6 +112,46 @@ def optional_factors(tree, names):
             for side in (node.left, node.right):
                 if isinstance(side, ast.Name) and side.id in defaulted:
                     found.add(side.id)
+    return found
+
+
+def block_sizes(tree, names):
+    """Parameters that set the size of the blocks forward cuts a tensor into: ``x.split(p, dim)``,
+    ``torch.split(x, p)``, the step of ``range(0, n, p)``, ``x.unfold(dim, p, step)`` — directly or
+    through a local made from the parameter alone (``p = min(n, p)``). A default of 1024 leaves one
+    block at any input a check can afford, and the code that joins blocks (an online softmax's
+    running maximum and sum, a causal mask between blocks, a carry) unrun: a run checks a small
+    block size as a mode (``BLOCK_SIZES``)."""
+    derived = {}  # local -> the one parameter its value is made from
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            used = set(n.id for n in ast.walk(node.value) if isinstance(n, ast.Name) and n.id in names)
+            if len(used) == 1 and node.targets[0].id not in names:
+                derived[node.targets[0].id] = used.pop()
+
+    def param_of(expr):
+        if not isinstance(expr, ast.Name):
+            return None
+        return expr.id if expr.id in names else derived.get(expr.id)
+
+    found = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else None)
+        sizes = []
+        if name == "split":
+            sizes = node.args[1:2] if _module_call(func) else node.args[:1]
+            sizes += [k.value for k in node.keywords if k.arg in ("split_size", "split_size_or_sections")]
+        elif name == "range" and len(node.args) == 3:
+            sizes = node.args[2:]
+        elif name == "unfold" and isinstance(func, ast.Attribute) and not _module_call(func):
+            sizes = node.args[1:3]
+        for size in sizes:
+            p = param_of(size)
+            if p:
+                found.add(p)
     return found
 
 

@@ -17,10 +17,11 @@ from ..introspect import value_params
 from .kinds import (BOOL, CALLABLE, DEFAULT, FLOAT, INDEX, INT, INT_TENSOR, MASK, NONE, OBJECT, SEQUENCE,  # noqa: F401
                     SIZE, STR, TENSOR, UNSUPPORTED)
 from .param_usage import (Evidence, Usage, ctx_flow, defined_in_user_class, none_gradient_positions,
-                          optional_factors, source_tree, helpers)
+                          optional_factors, block_sizes, source_tree, helpers)
 
 
 OPTIONAL_FACTOR = 0.3  # an optional factor is also checked at this value (no d ** -0.5 or 1 / d of an integer d)
+BLOCK_SIZES = (2, 1)  # a block size is also checked at these: several blocks at any extent of 2 or more
 _DIM_NAMES = ("dim", "axis", "dims")
 _INT_NAMES = ("k", "n", "n_iter", "niter", "iters", "iterations", "max_iter", "num_iter", "steps",
               "order", "degree", "groups", "stride", "padding", "kernel_size", "size", "num_samples",
@@ -199,6 +200,7 @@ def infer(fn, fclass):
         helpers(forward, usage.calls, evidence)
         evidence.unused.update(usage.overwritten_unread())
         evidence.optional_factors.update(optional_factors(tree, names))
+        evidence.block_sizes.update(block_sizes(tree, names))
     if fclass is not None and positional:
         ctx_flow(fclass, forward, names, evidence)
     for name, values in callers.values_from_callers(fn, fclass).items():
@@ -242,6 +244,9 @@ def _modes(p, evidence, param):
     if p.default is None and p.name in evidence.optional_factors:
         floats = [v for v in evidence.called_with.get(p.name, []) if isinstance(v, float) and v > 0]
         return floats[:2] or [OPTIONAL_FACTOR]
+    if param.kind == INT and p.name in evidence.block_sizes:
+        called = [v for v in evidence.called_with.get(p.name, []) if isinstance(v, int) and not isinstance(v, bool)]
+        return _unique(called + list(BLOCK_SIZES))
     values = []
     for v in evidence.literals.get(p.name, []) + evidence.called_with.get(p.name, []) + _literal_values(p.annotation):
         if isinstance(v, (str, int, bool)) and v not in values and not (isinstance(v, str) and len(v) > 40):
