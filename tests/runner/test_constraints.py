@@ -121,3 +121,34 @@ def test_layouts_from_forward_and_backward(module):
 
 def test_clamp_bounds_are_a_range(module):
     assert infer(module.Clamped, ["x"])["x"].domain == ("range", 0.0, 1.0)
+
+
+def test_a_tensor_forward_requires_to_be_boolean_is_a_mask(tmp_path):
+    # `if masks.dtype != torch.bool: raise` decides, over the annotation and the tensor uses
+    # (ncut-pytorch's EigvecOuterProduct: "masks must be boolean")
+    from gradlint.worker.inputs import params as P
+
+    source = textwrap.dedent('''
+        import torch
+
+
+        class Projector(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, A: torch.Tensor, masks: torch.Tensor, other: torch.Tensor):
+                if masks.dtype != torch.bool:
+                    raise ValueError("masks must be boolean")
+                ctx.save_for_backward(A, masks, other)
+                return (A * masks.sum(1, keepdim=True) * other).sum(0)
+
+            @staticmethod
+            def backward(ctx, g):
+                return None, None, None
+    ''')
+    path = tmp_path / "projector_fixture.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("projector_fixture", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["projector_fixture"] = module
+    spec.loader.exec_module(module)
+    kinds = dict((p.name, p.kind) for p in P.infer(module.Projector.forward, module.Projector))
+    assert kinds == {"A": P.TENSOR, "masks": P.MASK, "other": P.TENSOR}, kinds

@@ -155,6 +155,12 @@ def block_sizes(tree, names):
     return found
 
 
+def _is_dtype_of_bool(a, b):
+    """``p.dtype`` compared with ``torch.bool``."""
+    return (isinstance(a, ast.Attribute) and a.attr == "dtype" and isinstance(b, ast.Attribute) and b.attr == "bool"
+            and isinstance(b.value, ast.Name) and b.value.id == "torch")
+
+
 def _is_none_test(test, names):
     return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id in names
             and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
@@ -352,6 +358,10 @@ class Usage(ast.NodeVisitor):
         for i, op in enumerate(node.ops):
             left, right = operands[i], operands[i + 1]
             for a, b in ((left, right), (right, left)):
+                if _is_dtype_of_bool(a, b) and self._param(a.value):
+                    # `if mask.dtype != torch.bool: raise`: decisive, whatever else it is used as
+                    self.ev.vote(self._param(a.value), MASK, 20)
+                    continue
                 p = self._param(a)
                 if not p:
                     continue
