@@ -915,6 +915,166 @@ HELDOUT5: dict[str, list[dict]] = {
     }],
 }
 
+# -- heldout6 -----------------------------------------------------------------------------------------
+
+# torchdeform: observation points around a buried fault, B = 2 scenes of N = 4 points (kilometre-scale numbers in its
+# metre units: Okada's fields are scale-free), none on the fault trace or its singular lines; z (B,) below the surface
+_OK_OBS = ("torch.tensor([[-3.0, 1.5, 4.0, 0.7], [2.5, -1.2, 0.4, -4.1]], dtype=%s), "
+           "torch.tensor([[2.0, -2.5, 1.0, 3.3], [-1.7, 3.1, -2.6, 0.9]], dtype=%s)" % (D, D))
+_OK_SRC = ("torch.tensor([0.2, -0.3], dtype=%s), torch.tensor([-0.1, 0.4], dtype=%s), "  # source_x, source_y
+           "torch.tensor([0.7, 1.1], dtype=%s), torch.tensor([0.3, 2.0], dtype=%s), "  # dip, strike (radians)
+           "torch.tensor([3.0, 4.0], dtype=%s), torch.tensor([4.0, 3.0], dtype=%s), "  # centroid depth, length
+           "torch.tensor([2.0, 1.5], dtype=%s), torch.tensor([1.0, -0.5], dtype=%s), "  # width, strike slip
+           "torch.tensor([0.5, 0.8], dtype=%s), torch.tensor([0.2, 0.1], dtype=%s)" % ((D,) * 10))  # dip slip, opening
+
+# torch-sla: a 5 x 5 sparse matrix in COO (row, col fixed; values the checked input), diagonally dominant
+_SLA_ROW = "torch.tensor([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4])"
+_SLA_COL = "torch.tensor([0, 1, 4, 0, 1, 2, 1, 2, 3, 2, 3, 4, 3, 4])"
+_SLA_VAL = ("(torch.where(%s == %s, 4.0, -1.0).to(%s) + 0.3 * torch.rand(14, dtype=%s))" % (_SLA_ROW, _SLA_COL, D, D))
+
+HELDOUT6: dict[str, list[dict]] = {
+    # torchdeform 0.3.0: Okada (1992) displacements of a rectangular dislocation; the analytic_grad mode's Function
+    # returns the closed-form strain for the observation coordinates and the source position (translation
+    # invariance), and autograd of the exact forward (with a finite-difference band near vertical dip) for the rest
+    "torchdeform/sources/okada.py::_OkadaAnalyticFn": [{
+        "inputs": "(%s, torch.tensor([-0.5, -1.0], dtype=%s), %s)" % (_OK_OBS, D, _OK_SRC),
+        "fn": "lambda *a: _OkadaAnalyticFn.apply(OkadaSource(analytic_grad=True), *a)",
+        "why": "OkadaSource(analytic_grad=True).forward(x_obs, y_obs, z_obs, source_x, ...) calls "
+               "_OkadaAnalyticFn.apply(self, *args): _evaluate's shapes (x_obs, y_obs (B, N); z_obs (B,) <= 0; source "
+               "parameters (B,)), a dipping fault (0.7 and 1.1 rad, away from the vertical band), buried (centroid depth "
+               "> width/2 sin dip), observation points off the fault plane",
+    }, {
+        "inputs": "(%s, -torch.rand(2, 4, dtype=%s), %s)" % (_OK_OBS, D, _OK_SRC),
+        "fn": "lambda *a: _OkadaAnalyticFn.apply(OkadaSource(analytic_grad=True), *a)",
+        "why": "per-point observation depths z_obs (B, N) ('[B] (or per-pixel [B, N])'), between 0 and 1 below the "
+               "surface",
+    }],
+    "torchdeform/sources/okada.py::_OkadaSimpleAnalyticFn": [{
+        "inputs": "(%s, %s)" % (_OK_OBS, _OK_SRC),
+        "fn": "lambda *a: _OkadaSimpleAnalyticFn.apply(OkadaSourceSimple(analytic_grad=True), *a)",
+        "why": "OkadaSourceSimple(analytic_grad=True).forward(x_obs, y_obs, source_x, ...) (the surface-only z = 0 "
+               "model), the same fault and observation points",
+    }],
+    # torchspin 0.6.0: torch.linalg.eigh with a backward that drops the 1/(l_j - l_i) terms of (near-)degenerate pairs
+    # (exact for gauge-invariant losses); checked on a symmetrised input (eigh reads one triangle) and with eigenvector
+    # signs / phases fixed (an eigenvector is defined up to one)
+    "torchspin/_linalg.py::_EighDegenerateSafe": [{
+        "inputs": "(torch.randn(2, 4, 4, dtype=%s),)" % D,
+        "fn": "lambda A: (lambda L, V: (L, V * V[..., :1, :].sign()))(*_EighDegenerateSafe.apply(A + A.mT))",
+        "why": "eigh(H) with H.requires_grad: a batch of real symmetric matrices (H + H^T, as torch's own eigh "
+               "gradchecks build Hermitian inputs), distinct eigenvalues, eigenvectors' signs fixed by their first row",
+    }, {
+        "inputs": "(torch.randn(3, 3, dtype=torch.complex128),)",
+        "fn": "lambda A: (lambda L, V: (L, V * (V[..., :1, :].conj() / V[..., :1, :].abs())))"
+              "(*_EighDegenerateSafe.apply(A + A.mH))",
+        "why": "a complex Hermitian matrix (torchspin's spin Hamiltonians are Hermitian), eigenvector phases fixed by "
+               "making their first entries real and positive",
+    }],
+    # torchidl 0.0.4: the implicit model's hidden state X = relu(A X + B U) by Picard iterations, its gradients by the
+    # implicit function theorem (a second fixed point for the adjoint); the initial guess X0 gets a zero gradient
+    "torchidl/implicit_function.py::ImplicitFunction": [{
+        "inputs": "(0.3 * torch.randn(5, 5, dtype=%s) / 5 ** 0.5, torch.randn(5, 3, dtype=%s), torch.zeros(5, 4, "
+                  "dtype=%s), torch.randn(3, 4, dtype=%s))" % (D, D, D, D),
+        "fn": "lambda A, B, X0, U: (ImplicitFunction.set_parameters(mitr=500, grad_mitr=500, tol=1e-13, "
+              "grad_tol=1e-13, kappa=0.99), ImplicitFunction.apply(A, B, X0, U))[1]",
+        "why": "ImplicitModel.forward's call f.apply(A, B, X0, U) with A (n, n) inside the well-posed ball "
+               "(||A||_inf < kappa = 0.99, so Picard converges), B (n, p), X0 (n, m) zeros (its default), U (p, m) "
+               "the transposed batch; tolerances tightened from the defaults 3e-6 to 1e-13 so the fixed point (and "
+               "its independence of X0) is exact to round-off",
+    }],
+    # torch-sla 0.4.0: sparse solves A u = b (COO values val, indices row, col) with adjoint backwards
+    # (grad_b = A^-H grad_u, grad_val = -grad_b[row] u[col]); checked on A's non-zero values and b
+    "torch_sla/linear_solve.py::SparseLinearSolveScipySuperLU": [{
+        "inputs": "(%s, torch.randn(5, dtype=%s))" % (_SLA_VAL, D),
+        "fn": "lambda v, b: SparseLinearSolveScipySuperLU.apply(v, %s, %s, (5, 5), b, 'lu', 1e-10, 10000)"
+              % (_SLA_ROW, _SLA_COL),
+        "why": "spsolve(val, row, col, shape, b, backend='scipy') calls it with method 'lu' (SuperLU), atol 1e-10, "
+               "maxiter 10000 (its defaults); a non-symmetric diagonally dominant 5 x 5 matrix, b (n,)",
+    }, {
+        "inputs": "(%s, torch.randn(5, 2, dtype=%s))" % (_SLA_VAL, D),
+        "fn": "lambda v, b: SparseLinearSolveScipySuperLU.apply(v, %s, %s, (5, 5), b, 'lu', 1e-10, 10000)"
+              % (_SLA_ROW, _SLA_COL),
+        "why": "two right-hand sides, b (n, 2) (the '[n, nrhs] multi-RHS layout')",
+    }],
+    "torch_sla/linear_solve.py::SparseLinearSolvePyTorch": [{
+        "inputs": "(%s, torch.randn(5, dtype=%s))" % (_SLA_VAL, D),
+        "fn": "lambda v, b: SparseLinearSolvePyTorch.apply(v, %s, %s, (5, 5), b, 'bicgstab', 1e-14, 1e-14, 1000, "
+              "'jacobi', False)" % (_SLA_ROW, _SLA_COL),
+        "why": "spsolve(..., backend='pytorch', method='bicgstab') (a non-symmetric A: BiCGStab, not CG), the Jacobi "
+               "preconditioner (the default), tolerances tightened to 1e-14 so the iterative solve is exact to "
+               "round-off",
+    }],
+    "torch_sla/linear_solve.py::SparseLinearSolvePyAMG": [{
+        "inputs": "(%s, torch.randn(5, dtype=%s))" % (_SLA_VAL, D),
+        "fn": "lambda v, b: SparseLinearSolvePyAMG.apply(v, %s, %s, (5, 5), b, 1e-14, 1000, 'ruge_stuben')"
+              % (_SLA_ROW, _SLA_COL),
+        "options": {"nondet_tol": 1e-7}, "expect": "fail",
+        "why": "a real bug, in forward: the AMG hierarchy (which holds the fine-level matrix) is cached under a key "
+               "whose value fingerprint (solver_cache._value_fingerprint) samples only val[0], val[n//3], "
+               "val[2n//3], val[-1] and sum(|val|), so two value vectors that differ only in unsampled entries but "
+               "have the same abs-sum collide and the second solve reuses the first's hierarchy: the returned u "
+               "solves the wrong matrix (measured: perturbing val[3] by 1e-3 after val[1] gives |u - u_SuperLU| = "
+               "7.6e-5; gradcheck's numerical Jacobian rows for val[3], val[5], val[8], val[11], val[12] equal "
+               "val[1]'s). Inputs: spsolve(..., backend='pyamg') with its default variant (Ruge-Stuben), tolerance "
+               "tightened to 1e-14",
+    }, {
+        "inputs": "(%s, torch.randn(5, dtype=%s))" % (_SLA_VAL, D),
+        "fn": "lambda v, b: (__import__('torch_sla.solver_cache', fromlist=['SOLVER_CACHE']).SOLVER_CACHE.clear(), "
+              "SparseLinearSolvePyAMG.apply(v, %s, %s, (5, 5), b, 1e-14, 1000, 'ruge_stuben'))[1]"
+              % (_SLA_ROW, _SLA_COL),
+        "options": {"nondet_tol": 1e-7},
+        "why": "the same solve with the cache cleared before each call (nondet_tol: an iterative V-cycle adjoint is "
+               "reproducible to its tolerance only): right (informative: the adjoint backward "
+               "itself is exact; only the cached forward is wrong)",
+    }],
+    "torch_sla/sparse_tensor/autograd.py::SparseSolveFunction": [{
+        "inputs": "(%s, torch.randn(5, dtype=%s))" % (_SLA_VAL, D),
+        "fn": "lambda v, b: SparseSolveFunction.apply(v, %s, %s, (5, 5), b, 'lu', 1e-10, 10000)" % (_SLA_ROW, _SLA_COL),
+        "why": "the SparseTensor solve path: SciPy SuperLU ('lu'), the same matrix and b as spsolve's",
+    }],
+    "torch_sla/batch_solve.py::BatchSparseLinearSolveSameLayout": [{
+        "inputs": "(torch.stack([%s, %s]), torch.randn(2, 5, dtype=%s))" % (_SLA_VAL, _SLA_VAL, D),
+        "fn": "lambda V, B: BatchSparseLinearSolveSameLayout.apply(V, %s, %s, (5, 5), B, 'bicgstab', 1e-14, 10000)"
+              % (_SLA_ROW, _SLA_COL),
+        "why": "spsolve_batch_same_layout(val_batch [batch, nnz], row, col, shape, b_batch [batch, m]) with its "
+               "default method (bicgstab), atol tightened from 1e-10 to 1e-14; two matrices of one pattern",
+    }],
+    "torch_sla/sparse_tensor/autograd.py::SparseSparseMatmulFunction": [{
+        "inputs": "(%s, %s)" % (_SLA_VAL, _SLA_VAL),
+        "fn": "lambda a, b: SparseSparseMatmulFunction.apply(a, %s, %s, (5, 5), b, %s, %s, (5, 5))[0]"
+              % (_SLA_ROW, _SLA_COL, _SLA_ROW, _SLA_COL),
+        "why": "SparseTensor @ SparseTensor calls it with both operands' (values, row, col, shape); the product's "
+               "values (the returned indices are integers)",
+    }],
+    "torch_sla/sparse_tensor/autograd.py::DetAdjoint": [{
+        "inputs": "(%s,)" % _SLA_VAL,
+        "fn": "lambda v: DetAdjoint.apply(v, %s, %s, (5, 5), torch.device('cpu'), False)" % (_SLA_ROW, _SLA_COL),
+        "why": "SparseTensor.det() calls DetAdjoint.apply(values, row, col, (M, N), device, is_cuda); a non-singular "
+               "5 x 5 matrix on CPU",
+    }],
+    # omnibias-binary 0.1.0a2: hard quantisers with smooth-surrogate backwards, by design (HELDOUT6_NOT_A_DERIVATIVE)
+    "omnibias/binary/torch/ops/quantize.py::_BinarizeFn": [{
+        "inputs": "(torch.randn(3, 4, dtype=%s),)" % D, "fn": "lambda z: _BinarizeFn.apply(z, 10.0)",
+        "expect": "fail", "why": "by design: binarize(z) with its default beta 10",
+    }],
+    "omnibias/binary/torch/ops/quantize.py::_Binarize01Fn": [{
+        "inputs": "(torch.randn(3, 4, dtype=%s),)" % D, "fn": "lambda z: _Binarize01Fn.apply(z, 10.0)",
+        "expect": "fail", "why": "by design: binarize01(z) with its default beta 10",
+    }],
+    "omnibias/binary/torch/ops/quantize.py::_TernarizeFn": [{
+        "inputs": "(torch.randn(3, 4, dtype=%s),)" % D, "fn": "lambda z: _TernarizeFn.apply(z, 10.0, 0.5)",
+        "expect": "fail", "why": "by design: ternarize(z) with its defaults (beta 10, delta 0.5)",
+    }],
+    "omnibias/binary/torch/ops/quantize.py::_KBitQuantizeFn": [{
+        "inputs": "(torch.randn(3, 4, dtype=%s),)" % D, "fn": "lambda z: _KBitQuantizeFn.apply(z, 2, -1.0, 1.0, 10.0)",
+        "expect": "fail", "why": "by design: kbit_quantize(z) with its defaults (2 bits on [-1, 1], beta 10)",
+    }],
+    "omnibias/binary/torch/ops/surrogate.py::_BinarizeCurvatureFn": [{
+        "inputs": "(torch.randn(3, 4, dtype=%s),)" % D, "fn": "lambda z: _BinarizeCurvatureFn.apply(z, 10.0)",
+        "expect": "fail", "why": "by design: binarize_curvature(z) with its default beta 10",
+    }],
+}
+
 HAND: dict[str, dict[str, list[dict]]] = {
     "tune": TUNE,
     "heldout": {},  # written at the end, when the held-out set is measured
@@ -922,4 +1082,5 @@ HAND: dict[str, dict[str, list[dict]]] = {
     "heldout3": HELDOUT3,
     "heldout4": HELDOUT4,
     "heldout5": HELDOUT5,
+    "heldout6": HELDOUT6,
 }

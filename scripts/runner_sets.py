@@ -9,6 +9,8 @@
 - ``heldout4``: a fourth held-out set, again of packages no file of this project had named (labelled by hand
   gradchecks only);
 - ``heldout5``: a fifth held-out set, again of packages no file of this project had named (labelled by hand
+  gradchecks only);
+- ``heldout6``: a sixth held-out set, again of packages no file of this project had named (labelled by hand
   gradchecks only).
 
 Each set names its packages (PyPI name, version, what the run interpreter needs besides the set's
@@ -222,6 +224,33 @@ HELDOUT5_NOT_A_DERIVATIVE = {
                                              "backward returns grad_output unchanged",
 }
 
+# -- heldout6: a sixth held-out set, of packages no script, benchmark or note of this project had named ----------
+# (Okada dislocation fields with a closed-form strain backward, a degeneracy-safe eigh backward, an implicitly
+# differentiated fixed point (implicit deep learning), sparse direct/iterative solves, determinants and sparse
+# products by adjoints, smooth-surrogate quantisers); measured once, at the end.
+
+HELDOUT6_PACKAGES: list[tuple[str, str, list[str]]] = [
+    ("torchdeform", "0.3.0", []),
+    ("torchspin", "0.6.0", []),
+    ("torchidl", "0.0.4", ["scikit-learn==1.9.1", "joblib==1.6.0", "tqdm==4.70.1",
+                              "matplotlib==3.10.7", "cvxpy==1.9.3"]),  # all imported by its __init__
+    ("torch-sla", "0.4.0", ["pyamg==5.4.1"]),  # pyamg: the PyAMG backend (optional, imported lazily)
+    ("omnibias-binary", "0.1.0a2", ["omnibias-core==0.5.0rc1", "omnibias-torch==0.5.0rc1",
+                                    # `omnibias` is a namespace package (no __init__) split over three
+                                    # distributions: the release itself must be installed for the
+                                    # checkout's absolute imports (omnibias.binary...) to resolve
+                                    "omnibias-binary==0.1.0a2"]),
+]
+
+HELDOUT6_NOT_A_DERIVATIVE = {
+    "omnibias/binary/torch/ops/quantize.py::*": "'The backward formula is not the classical derivative of a "
+                                               "discontinuous quantizer' (omnibias-binary README); 'Hard sign(z) ... "
+                                               "Riccati surrogate backward', 'tanh-step surrogate backward' (docstrings)",
+    "omnibias/binary/torch/ops/surrogate.py::_BinarizeCurvatureFn": "'Hard sign(z) with a 2nd-order, "
+                                                                    "curvature-corrected surrogate backward' "
+                                                                    "(omnibias-binary docstring)",
+}
+
 SETS = {
     "old": {"packages": OLD_PACKAGES, "base": OLD_BASE, "not_a_derivative": OLD_NOT_A_DERIVATIVE},
     "tune": {"packages": TUNE_PACKAGES, "base": NEW_BASE, "not_a_derivative": TUNE_NOT_A_DERIVATIVE},
@@ -230,4 +259,5 @@ SETS = {
     "heldout3": {"packages": HELDOUT3_PACKAGES, "base": NEW_BASE, "not_a_derivative": HELDOUT3_NOT_A_DERIVATIVE},
     "heldout4": {"packages": HELDOUT4_PACKAGES, "base": NEW_BASE, "not_a_derivative": HELDOUT4_NOT_A_DERIVATIVE},
     "heldout5": {"packages": HELDOUT5_PACKAGES, "base": NEW_BASE, "not_a_derivative": HELDOUT5_NOT_A_DERIVATIVE},
+    "heldout6": {"packages": HELDOUT6_PACKAGES, "base": NEW_BASE, "not_a_derivative": HELDOUT6_NOT_A_DERIVATIVE},
 }
