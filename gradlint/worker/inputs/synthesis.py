@@ -454,6 +454,11 @@ def float64_refused(exc):
         w in text for w in _FLOAT64_WORDS)
 
 
+def _gist(exc):
+    """An error without its numbers: the same complaint about other shapes."""
+    return type(exc).__name__ + ": " + "".join(c for c in str(exc)[:200] if not c.isdigit())
+
+
 class Search(object):
     def __init__(self, fn, params, opts, reporter):
         self.fn = fn
@@ -468,6 +473,7 @@ class Search(object):
         self.hints = []  # shapes named by error messages ("Bx3x3", "last dim should be 4")
         self.started = time.monotonic()
         self.constraints = {}  # name -> constraints.Constraint read from the code
+        self.float32_failed = set()  # float64 errors whose float32 retry failed too (``_gist``)
 
     def exhausted(self):
         return self.attempts >= MAX_ATTEMPTS or time.monotonic() - self.started > MAX_SECONDS
@@ -525,7 +531,7 @@ class Search(object):
             if is_memory_error(e) or needs_a_device(e):  # no other input helps
                 raise self.reporter.user_exception(e, "forward")
             refusing = [p.name for p in self.params if p.kind == P.TENSOR and p.none_grad and p.requires_grad]
-            if recipe.dtype == torch.float64 and float64_refused(e):
+            if recipe.dtype == torch.float64 and float64_refused(e) and _gist(e) not in self.float32_failed:
                 # forward made for float32 (a buffer of torch's default dtype filled with float64's
                 # max, a kernel typed for float): the same inputs in float32, checked at its resolution
                 recipe.dtype, recipe.float64_error = torch.float32, "%s: %s" % (type(e).__name__,
@@ -535,6 +541,7 @@ class Search(object):
                     return "ok"
                 recipe.dtype, recipe.float64_error = torch.float64, None
                 del self.errors[recorded:]  # the float32 attempt's: this one's error is recorded below
+                self.float32_failed.add(_gist(e))  # the same error again: not retried in float32
             if refusing and not recipe.constants:
                 # forward may refuse inputs that require grad (`if x1.requires_grad: raise`) for which
                 # backward returns None: those are constants by design, left undifferentiated
