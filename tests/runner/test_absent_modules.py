@@ -76,3 +76,16 @@ def test_a_module_of_the_project_or_an_installed_one_is_never_stood_in_for(tmp_p
     assert absent.absent(ImportError("x", name="gradlint_fixture_nowhere"), [str(tmp_path)], []) is None
     assert absent.absent(ModuleNotFoundError("x", name="gradlint_fixture_nowhere"), [str(tmp_path)],
                          ["a", "b", "c", "d"]) is None
+
+
+def test_a_stand_in_is_for_the_module_that_needed_it_only(tmp_path):
+    from gradlint.worker.inputs import test_callers
+
+    (tmp_path / "test_plots.py").write_text("import gradlint_fixture_nowhere_plot as plt\nFIG = plt.figure()\n")
+    (tmp_path / "test_optional.py").write_text(
+        "try:\n    import gradlint_fixture_nowhere_plot\n    HAS_PLOT = True\n"
+        "except ImportError:\n    HAS_PLOT = False\n")
+    plots = test_callers.import_standing_in(str(tmp_path / "test_plots.py"), str(tmp_path))
+    assert plots.__gradlint_stand_ins__ == ["gradlint_fixture_nowhere_plot"]
+    optional = test_callers.import_standing_in(str(tmp_path / "test_optional.py"), str(tmp_path))
+    assert optional.HAS_PLOT is False and not hasattr(optional, "__gradlint_stand_ins__")

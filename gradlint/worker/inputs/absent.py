@@ -7,7 +7,8 @@ with a stand-in for each absent top-level module (never for the project's own mo
 this interpreter has): any attribute of a stand-in, and any call of one, is another stand-in. A
 stand-in is no tensor and no number, so a value made from it cannot become an input: a test that
 needs one to build its inputs fails before the call, as it did before, and gives nothing.
-The stand-ins are in ``sys.modules`` only while the tests run (``lifted`` takes them back).
+The stand-ins are in ``sys.modules`` only while that module imports (``lifted`` takes them back);
+the module keeps its references.
 """
 
 import importlib.abc

@@ -91,19 +91,21 @@ def _import(path):
     return module
 
 
-def _import_standing_in(path, root, stand):
+def import_standing_in(path, root):
     """The test module, imported with a stand-in for each absent module it imports (``absent``);
-    the module records which in ``__gradlint_stand_ins__``."""
+    the module records which in ``__gradlint_stand_ins__``. The stand-ins are for this import
+    only: another test module's ``try: import matplotlib`` still finds none."""
     bases = [root, os.path.dirname(path)]
-    while True:
-        try:
-            module = _import(path)
-            break
-        except ModuleNotFoundError as e:
-            top = absent.absent(e, bases, stand.names)
-            if top is None:
-                raise
-            stand.add(top)
+    with absent.standing_in() as stand:
+        while True:
+            try:
+                module = _import(path)
+                break
+            except ModuleNotFoundError as e:
+                top = absent.absent(e, bases, stand.names)
+                if top is None:
+                    raise
+                stand.add(top)
     used = sorted(set(absent.stood_in(v) for v in vars(module).values()) - {None})
     if used:
         module.__gradlint_stand_ins__ = used
@@ -337,14 +339,13 @@ def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=No
     one where most move it, up to a few; the one with the fewest still inputs is kept when none does.
     One input without effect among several (a parameter the test's integrand does not use) is no edge
     case: that test is kept, as the first test always was."""
-    with absent.standing_in() as stand:
-        found = _capture(fn, fclass, params_of_target, root, names, opts, deadline, errors, stand)
+    found = _capture(fn, fclass, params_of_target, root, names, opts, deadline, errors)
     if found is not None and found.extra.get("stand_ins"):
         found.where += " (%s stood in for: not installed here)" % ", ".join(found.extra["stand_ins"])
     return found
 
 
-def _capture(fn, fclass, params_of_target, root, names, opts, deadline, errors, stand):
+def _capture(fn, fclass, params_of_target, root, names, opts, deadline, errors):
     seed = int(opts["seed"])
     fallback = None  # (still inputs, Borrowed) of the best edge case so far
     undifferentiated = None  # the first test that differentiates nothing, when it cannot show the constants
@@ -358,7 +359,7 @@ def _capture(fn, fclass, params_of_target, root, names, opts, deadline, errors, 
             tests = _tests(tree, names)
             if not tests:
                 continue
-            module = _import_standing_in(path, root, stand)
+            module = import_standing_in(path, root)
         except BaseException as e:  # noqa: BLE001 - the user's test module
             if isinstance(e, KeyboardInterrupt):
                 raise
