@@ -93,6 +93,7 @@ class Job(object):
         self.borrowed = None  # the Borrowed the inputs come from, when a caller of the project gave them
         self.tests_may_run = True  # a worker may run the project's tests to find inputs
         self.float64_error = None  # forward's error in float64, when it is checked in float32 instead
+        self.refining = False  # an argument sets how far forward's approximation goes (``resolution.refines``)
         limit = (req.get("limits") or {}).get("timeout_s")
         # the time the run may spend before it must stop looking further (its verdict is kept)
         self.deadline = time.monotonic() + 0.8 * float(limit) if limit else None
@@ -162,6 +163,8 @@ class Job(object):
         self.timings["inputs_s"] = time.perf_counter() - t
         t = time.perf_counter()
         try:
+            # an argument sets a solver's tolerance: ``explore.refined`` may overturn a first ✗ (send none early)
+            self.refining = resolution.refines(self, loaded)
             resolution.step_for_precision(self, subject, loaded)
             self.run_checks(subject)
             subject = explore.callers_instead(self, subject, loader, loaded)
@@ -305,7 +308,11 @@ class Job(object):
     def provisional(self, rec):
         """gradcheck failed: the verdict is known now, before the failure is analysed. It is sent at
         once, so that a run stopped at its time limit while localising still says ✗ (the final
-        result replaces it)."""
+        result replaces it) — unless an argument sets a solver's tolerance: then the failure may be
+        the solver's, which ``explore.refined`` finds out only later (a run stopped before that is a
+        timeout, not a ✗: torch-sla's batched solve at its docstring's singular matrix)."""
+        if self.refining:
+            return
         result = dict(self.result)
         rec = dict({"seconds": 0.0, "verdict": None}, **rec)
         result["checks"] = [dict((k, v) for k, v in c.items() if k != "_outcome") for c in self.checks] + [rec]

@@ -90,7 +90,7 @@ def step_for_precision(job, subject, loaded=None):
     if grain == "float32":
         _use_coarse(job, subject, grain, None)
         return
-    if grain is None and not _refines(job, loaded):
+    if grain is None and not refines(job, loaded):
         try:
             level = noise(subject)
         except Exception:  # noqa: BLE001 - forward raised: the checks will say so
@@ -189,7 +189,7 @@ def _input_scale(subject):
     return scale
 
 
-def _refines(job, loaded):
+def refines(job, loaded):
     """Does an argument set the approximation's extent (a tolerance, an iteration count)? Then
     ``explore.refined`` tightens it after a failure: a proof at full precision, not a looser one."""
     params = job.recipe.params if job.recipe is not None else None

@@ -264,6 +264,13 @@ async def test_a_run_that_ends_while_localising_keeps_its_verdict(client):
     assert "the run ended before this failure was analysed: torch's report only" in r["notes"]
 
 
+async def test_no_early_verdict_when_an_argument_sets_a_solvers_tolerance(client):
+    r = await run(client, "SolverDiesWhileLocalised")
+    assert r["exit"]["signal_name"] == "SIGKILL", r["exit"]
+    assert r["verdict"] != "gradcheck_failed", r["summary"]
+    assert "the run ended before this failure was analysed: torch's report only" not in r["notes"]
+
+
 # --- 6. surrogates and patterns ----------------------------------------------------------------
 
 
