@@ -8,7 +8,8 @@ gradient in the arm no input reached passes every check. So, after the checks pa
 - ``untaken``: the arms of ``if`` statements in the Function's own file whose test ran while
   backward ran and whose arm never did (line tracing of that file's frames only);
 - ``other_inputs``: other inputs (the recipe's other value domains, inputs scaled far and near,
-  other draws) are traced in turn, and those that take an arm not taken before are gradchecked
+  other draws, an input with one more dimension: first when the arm's test reads a rank) are
+  traced in turn, and those that take an arm not taken before are gradchecked
   (``gradcheck (branch at line N)``); a decisive failure there is a wrong gradient in that arm,
   an indecisive one a note. The report lists the arms no input took
   (``result["untaken_branches"]``), so a ✓ says what it did not cover.
@@ -57,8 +58,9 @@ def arms_of(path):
     return sorted(set(out))
 
 
-def trace_backward(subject, path):
-    """The lines of ``path`` that ran while backward ran once (forward untraced)."""
+def trace_backward(subject, path, raised=None):
+    """The lines of ``path`` that ran while backward ran once (forward untraced); None when backward
+    raised, unless ``raised`` (a list) is given: then the lines that ran before, and the error in it."""
     inputs = subject.fresh()
     outs = as_tuple(subject.call(inputs))
     diff = [o for o in outs if is_tensor(o) and o.requires_grad and o.is_floating_point()]
@@ -81,17 +83,30 @@ def trace_backward(subject, path):
     sys.settrace(on_call)
     try:
         torch.autograd.grad(diff, wrt, grads, allow_unused=True)
-    except Exception:  # noqa: BLE001 - backward raising here is the checks' business
-        return None
+    except Exception as e:  # noqa: BLE001 - backward raising here is the checks' business
+        if raised is None:
+            return None
+        raised.append(e)
     finally:
         sys.settrace(previous)
     return seen
 
 
-def sources(job, subject, loaded):
+def sources(job, subject, loaded, rank_first=False):
     """[(kind, seed -> Loaded)]: the recipe's other value domains, the inputs scaled far, near and
-    negated (with noise), other draws."""
+    negated (with noise), other draws; and each differentiated input with one more dimension
+    (a second column, a batch of two: several right-hand sides), first when an untaken arm's test
+    reads a rank or a shape (``if grad.dim() == 2:``), else last."""
     out = []
+    ranks = []
+    floating = [i for i, v in enumerate(subject.raw or ()) if is_tensor(v) and v.is_floating_point()
+                and i in subject.grad_pos][:2]
+    for i in floating:
+        for leading in (False, True):
+            ranks.append(("input %d with a %s dimension of 2" % (i, "leading" if leading else "trailing"),
+                          lambda s, i=i, leading=leading: loaded.with_inputs(extra_dim(subject.raw, i, leading, s))))
+    if rank_first:
+        out += ranks
     if job.recipe is not None:
         out += [("domain %s" % d, lambda s, d=d: loaded.with_inputs(job.recipe.with_domain(d).make(s)))
                 for d in ("positive", "small", "unit", "signed") if d != job.recipe.domain]
@@ -100,7 +115,30 @@ def sources(job, subject, loaded):
                 for f in (4.0, 0.25, -1.0)]
     if job.redraw is not None:
         out += [("draw", job.redraw)] * 2
+    if not rank_first:
+        out += ranks
     return out
+
+
+def extra_dim(raw, i, leading, seed):
+    """``raw`` with input ``i`` stacked with a second, different copy along a new dimension."""
+    gen = torch.Generator().manual_seed(seed)
+    x = raw[i].detach()
+    second = x * 0.5 + 0.1 * torch.randn(x.shape, generator=gen, dtype=torch.float64).to(x.dtype)
+    out = list(raw)
+    out[i] = torch.stack([x, second], dim=0 if leading else -1).requires_grad_(raw[i].requires_grad)
+    return tuple(out)
+
+
+def reads_rank(path, missing):
+    """Does the test of an untaken arm read a rank or a shape?"""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+    words = ("dim()", "ndim", "ndimension()", ".shape", "size(", "len(")
+    return any(0 < test <= len(lines) and any(w in lines[test - 1] for w in words) for test, _first in missing)
 
 
 def other_inputs(job, subject, loaded):
@@ -121,7 +159,7 @@ def other_inputs(job, subject, loaded):
     if not missing:
         return
     checked = 0
-    for k, (kind, make) in enumerate(sources(job, subject, loaded)[:MAX_SOURCES]):
+    for k, (kind, make) in enumerate(sources(job, subject, loaded, reads_rank(path, missing))[:MAX_SOURCES]):
         if not missing or checked >= MAX_CHECKS or not job.time_left(8.0):
             break
         try:
@@ -134,7 +172,8 @@ def other_inputs(job, subject, loaded):
                 other.reseed()
             if job.run_check("forward", other, record=False)["status"] != "pass" or not finite_outputs(other):
                 continue
-            lines = trace_backward(other, path)
+            raised = []
+            lines = trace_backward(other, path, raised)
         except Exception:  # noqa: BLE001 - inputs forward or backward reject: the next source
             continue
         if lines is None:
@@ -147,10 +186,13 @@ def other_inputs(job, subject, loaded):
         label = "gradcheck (branch at line %d)" % taken[0][1]
         rec = job.run_check("gradcheck", other, label=label)
         rec["details"]["draw"] = {"seed": job.opts["seed"] + 40 + k, "inputs": other.infos, "kind": kind}
-        if rec["status"] == "fail" and not decisive(rec) or rec["status"] == "error":
+        # backward raising in the arm it has for these inputs (forward took them: a second column of
+        # right-hand sides its own code handles) is its error; elsewhere, an input it may not be meant for
+        own_arm = rec["status"] == "error" and raised and rec.get("verdict") == "exception"
+        if rec["status"] == "fail" and not decisive(rec) or rec["status"] == "error" and not own_arm:
             undecided(job, rec, "where backward takes its branch at line %d" % taken[0][1])
             continue
-        prefixed(rec, "where backward takes its branch at line %d: " % taken[0][1])
+        prefixed(rec, "where backward takes its branch at line %d (%s): " % (taken[0][1], kind))
         if rec["status"] != "pass":
             return
     if missing:

@@ -612,8 +612,8 @@ def finite_outputs(subject):
 
 
 def prefixed(rec, prefix):
-    """A failure on extra inputs says which: "✗ in mode order=0: Jacobian mismatch ..."."""
-    if rec["status"] != "fail":
+    """A failure (or an error) on extra inputs says which: "✗ in mode order=0: Jacobian mismatch ..."."""
+    if rec["status"] not in ("fail", "error"):
         return
     for holder in (rec, getattr(rec.get("_outcome"), "__dict__", {})):
         for key in ("message", "summary"):

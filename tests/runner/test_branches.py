@@ -45,3 +45,16 @@ def test_arms_are_the_first_lines_of_both_sides_of_every_if_in_a_function(tmp_pa
     assert branches.arms_of(str(path)) == [(4, 5), (4, 6), (6, 7), (6, 9)]
     path.write_text("def f(:\n")
     assert branches.arms_of(str(path)) == []
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_an_arm_for_more_columns_is_reached_with_an_input_of_one_more_dimension(client):
+    # the inputs are vectors; backward's `if grad.dim() == 2:` arm (several right-hand sides) is
+    # reached with b given a second column: there the wrong arm returns a gradient of the wrong shape
+    r = await run(client, "ScaleRowsColumnsWrong")
+    assert (r["status"], r["verdict"]) == ("error", "exception"), r["summary"]
+    assert r["summary"].startswith("✗ where backward takes its branch at line "), r["summary"]
+    assert "(input 1 with a trailing dimension of 2): RuntimeError in backward: " in r["summary"], r["summary"]
+    r = await run(client, "ScaleRows")  # (its synthesized b has columns already: that arm is checked)
+    assert r["status"] == "pass", r["summary"]
+    assert "untaken_branches" not in r
