@@ -152,3 +152,13 @@ def test_a_tensor_forward_requires_to_be_boolean_is_a_mask(tmp_path):
     spec.loader.exec_module(module)
     kinds = dict((p.name, p.kind) for p in P.infer(module.Projector.forward, module.Projector))
     assert kinds == {"A": P.TENSOR, "masks": P.MASK, "other": P.TENSOR}, kinds
+
+
+def test_the_values_an_error_lists():
+    from gradlint.worker.inputs.synthesis import choices
+
+    assert choices("Unknown method: auto. Available: cg, bicgstab, gmres") == ["cg", "bicgstab", "gmres"]
+    assert choices("reduction must be one of ['sum', 'mean', 'none'], got x") == ["sum", "mean", "none"]
+    assert choices("Supported backends: scipy | pytorch") == ["scipy", "pytorch"]
+    assert choices("Expected 4D input (got 3D input)") == []
+    assert choices("expected a tensor") == []

@@ -2,7 +2,7 @@
 calling the factory with its defaults; other local Functions stay out of a "run everything"."""
 import pytest
 
-from _runner_util import assert_valid, fixture, fn_class
+from _runner_util import assert_valid, fixture, fn_class, run_class
 from gradlint.runner.targets import find_targets
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -40,3 +40,14 @@ async def test_a_factory_that_needs_arguments_is_named_not_guessed(client):
     r = assert_valid(await client.run(fn_class(FILE, "Shifted.<locals>.ShiftedFn"), timeout=240))
     assert r["status"] == "no_inputs", r["summary"]
     assert "`Shifted`, needs `shift`" in r["summary"], r["summary"]
+
+
+async def test_a_strings_values_named_only_by_forwards_error_are_tried_and_checked_as_modes(client):
+    # the caller passes "auto"; forward refuses it with "Available: scale, square"
+    r = await run_class(client, "string_choices.py", "DispatchWrongSquare")
+    assert r["status"] == "fail", r["summary"]
+    assert r["summary"].startswith("✗ in mode method='square': "), r["summary"]
+    r = await run_class(client, "string_choices.py", "Dispatch")
+    assert r["status"] == "pass", r["summary"]
+    assert [m["mode"] for m in r["modes"]] == [{"method": "'scale'"}, {"method": "'square'"}], r["modes"]
+

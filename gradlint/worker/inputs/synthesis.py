@@ -348,6 +348,21 @@ def backward_error(args, out):
     return None
 
 
+_CHOICES = re.compile(r"(?:available|supported|valid|one of|choose from|options are|expected)\b[^:\[\(\{]{0,30}"
+                      r"[:\[\(\{]?\s*((?:['\"]?[A-Za-z_][\w\-]*['\"]?\s*(?:,|\bor\b|\|)\s*)+['\"]?[A-Za-z_][\w\-]*['\"]?)",
+                      re.IGNORECASE)
+
+
+def choices(message):
+    """The values an error message lists for a string ("Available: cg, bicgstab, gmres"), or []."""
+    m = _CHOICES.search(message)
+    if not m:
+        return []
+    words = re.split(r"\s*(?:,|\bor\b|\|)\s*", m.group(1))
+    out = [w.strip("'\" ") for w in words if w.strip("'\" ")]
+    return out if 2 <= len(out) <= 16 else []
+
+
 def shape_hints(message):
     """Shapes an error message asks for: "a Bx3x3 batch" → (2, 3, 3); "last dim should be 4" → (2, 4)."""
     hints = []
@@ -474,6 +489,7 @@ class Search(object):
         self.started = time.monotonic()
         self.constraints = {}  # name -> constraints.Constraint read from the code
         self.float32_failed = set()  # float64 errors whose float32 retry failed too (``_gist``)
+        self.named_choices = False  # an error listed the values a string parameter takes (``choices``)
 
     def exhausted(self):
         return self.attempts >= MAX_ATTEMPTS or time.monotonic() - self.started > MAX_SECONDS
@@ -498,8 +514,27 @@ class Search(object):
                         return recipe
                     if self.exhausted():
                         return self.vacuous or self.backward_fails
+                if self.named_choices:  # forward named the values a string takes: try them, not more shapes
+                    self.named_choices = False
+                    break
         # inputs whole Function takes, though nothing moves, before inputs backward rejects
         return self.vacuous or self.backward_fails
+
+    def learn_choices(self, message, values):
+        """A string parameter whose value forward refused with the values it takes ("Unknown
+        method: auto. Available: cg, bicgstab, gmres"; "must be one of ['sum', 'mean']") gets them
+        as candidates. True when some were new."""
+        named = choices(message)
+        learned = False
+        for p in self.params:
+            value = values.get(p.name)
+            if p.kind != P.STR or not isinstance(value, str) or not named or value not in message:
+                continue
+            new = [c for c in named if c not in p.candidates]
+            p.candidates.extend(new)
+            p.modes = [m for m in p.modes if m in named] + [c for c in named if c not in p.modes]  # each is checked
+            learned = learned or bool(new)
+        return learned
 
     def hinted_shapes(self, n):
         out = []
@@ -552,6 +587,7 @@ class Search(object):
                 recipe.constants = set()
             self.errors.append((e, "%s: %s" % (type(e).__name__, first_line(exc_text(e, 300)))))
             self.hints.extend(s for s in shape_hints(str(e)) if s not in self.hints)
+            self.named_choices = self.learn_choices(str(e), recipe.values) or self.named_choices
             return "domain" if _looks_like_domain(e) else "shape"
         if not finite(out):
             self.nonfinite += 1
