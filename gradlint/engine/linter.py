@@ -315,7 +315,7 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
     suppressions = parse_suppressions(view.scanned.comments)
     report_progress = _ProgressReporter(progress, progress_interval, started, suppressions, path)
     blocks = _BlockLinter(text, options, cache, view, rules, code_of, exhaustive,
-                          None if placed else _lines_of(suppressions[0]))
+                          None if placed else sorted(suppressions[0]))
     for position, (block, entry) in enumerate(view.good):
         if cancelled is not None and cancelled():
             raise LintCancelled()
@@ -331,10 +331,6 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         result = _suppressed(findings, suppressions, syntax_errors, text, view, options, path)
     result.placed = blocks.unplaced == 0
     return result
-
-
-def _lines_of(by_line: Mapping[int, object]) -> list[int]:
-    return sorted(by_line)
 
 
 def _too_large(text: str, path: str, options: LintOptions) -> LintResult:

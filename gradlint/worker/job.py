@@ -165,7 +165,7 @@ class Job(object):
         try:
             # an argument sets a solver's tolerance: ``explore.refined`` may overturn a first ✗ (send none early)
             self.refining = resolution.refines(self, loaded)
-            resolution.step_for_precision(self, subject, loaded)
+            resolution.step_for_precision(self, subject)
             self.run_checks(subject)
             subject = explore.callers_instead(self, subject, loader, loaded)
             subject = explore.refined(self, subject, loader, loaded)

@@ -74,7 +74,7 @@ def output_grain(subject):
     return None
 
 
-def step_for_precision(job, subject, loaded=None):
+def step_for_precision(job, subject):
     """Before the checks: a forward that returns float32's grid on float64 inputs is checked with
     finite differences float32 resolves from the start (no gradcheck at a step it cannot resolve,
     and no ✗ sent for one); so is a float64 forward whose output is noisy at gradcheck's step (it
@@ -90,7 +90,7 @@ def step_for_precision(job, subject, loaded=None):
     if grain == "float32":
         _use_coarse(job, subject, grain, None)
         return
-    if grain is None and not refines(job, loaded):
+    if grain is None and not job.refining:
         try:
             level = noise(subject)
         except Exception:  # noqa: BLE001 - forward raised: the checks will say so
@@ -265,7 +265,7 @@ def in_float32(job, subject, loader, loaded):
     trial = job.prepare_subject(loaded.with_inputs(subject.raw), loader)
     if _forward_error(trial) is not None:
         job.opts["promote"] = True
-        job.prepare_subject(loaded.with_inputs(subject.raw), loader)  # the report's inputs again
+        job.result["inputs"] = subject.infos  # the report's inputs again
         return subject
     job.float64_error = "%s: %s" % (type(error).__name__, str(error).strip().splitlines()[0][:200])
     return trial

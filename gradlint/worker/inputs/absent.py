@@ -7,7 +7,7 @@ with a stand-in for each absent top-level module (never for the project's own mo
 this interpreter has): any attribute of a stand-in, and any call of one, is another stand-in. A
 stand-in is no tensor and no number, so a value made from it cannot become an input: a test that
 needs one to build its inputs fails before the call, as it did before, and gives nothing.
-The stand-ins are in ``sys.modules`` only while that module imports (``lifted`` takes them back);
+The stand-ins are in ``sys.modules`` only while that module imports (leaving ``standing_in`` takes them back);
 the module keeps its references.
 """
 
@@ -110,7 +110,11 @@ class standing_in(object):
         return self
 
     def __exit__(self, *exc):
-        lifted(self.finder)
+        if self.finder in sys.meta_path:
+            sys.meta_path.remove(self.finder)
+        for name, module in list(sys.modules.items()):
+            if isinstance(module, _StandInModule):
+                del sys.modules[name]
         return False
 
 
@@ -119,13 +123,5 @@ def stood_in(value):
     if isinstance(value, _StandInModule):
         return value.__name__.split(".", 1)[0]
     if isinstance(value, StandIn):
-        return object.__getattribute__(value, "_name").split(".", 1)[0]
+        return value._name.split(".", 1)[0]
     return None
-
-
-def lifted(finder):
-    if finder in sys.meta_path:
-        sys.meta_path.remove(finder)
-    for name, module in list(sys.modules.items()):
-        if isinstance(module, _StandInModule):
-            del sys.modules[name]

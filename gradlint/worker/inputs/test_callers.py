@@ -339,13 +339,6 @@ def capture(fn, fclass, params_of_target, root, names, opts, deadline, errors=No
     one where most move it, up to a few; the one with the fewest still inputs is kept when none does.
     One input without effect among several (a parameter the test's integrand does not use) is no edge
     case: that test is kept, as the first test always was."""
-    found = _capture(fn, fclass, params_of_target, root, names, opts, deadline, errors)
-    if found is not None and found.extra.get("stand_ins"):
-        found.where += " (%s stood in for: not installed here)" % ", ".join(found.extra["stand_ins"])
-    return found
-
-
-def _capture(fn, fclass, params_of_target, root, names, opts, deadline, errors):
     seed = int(opts["seed"])
     fallback = None  # (still inputs, Borrowed) of the best edge case so far
     undifferentiated = None  # the first test that differentiates nothing, when it cannot show the constants
@@ -442,12 +435,14 @@ def _expects_errors(node):
 def _borrowed(call, where, params_of_target, fn, backward_raises=False):
     shown = ", ".join("%s=%r" % kv for kv in sorted(call.kwargs.items()))[:80]
     info = {"test": where}
+    if backward_raises:
+        info["backward_raises"] = True
+    where += " [%s]" % shown if shown else ""
     stand_ins = getattr(call.module, "__gradlint_stand_ins__", None)
     if stand_ins:
         info["stand_ins"] = list(stand_ins)
-    if backward_raises:
-        info["backward_raises"] = True
-    return Borrowed(_test_draw(call, params_of_target, fn), where + (" [%s]" % shown if shown else ""), info)
+        where += " (%s stood in for: not installed here)" % ", ".join(stand_ins)
+    return Borrowed(_test_draw(call, params_of_target, fn), where, info)
 
 
 def _test_draw(call, params_of_target, fn=None):
