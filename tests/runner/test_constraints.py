@@ -162,3 +162,51 @@ def test_the_values_an_error_lists():
     assert choices("Supported backends: scipy | pytorch") == ["scipy", "pytorch"]
     assert choices("Expected 4D input (got 3D input)") == []
     assert choices("expected a tensor") == []
+
+
+def test_a_helper_of_a_package_whose_name_starts_with_torch_is_followed(tmp_path):
+    # ``torchwave.pick`` is the package's own helper, not torch's: its literals name the modes
+    from gradlint.worker.inputs import params as P
+
+    source = textwrap.dedent('''
+        import torch
+
+
+        def pick(x, wavelet="haar", levels=3):
+            if wavelet == "haar":
+                return x * levels
+            if wavelet == "db2":
+                return 2 * x * levels
+            raise ValueError(wavelet)
+
+
+        class Transform(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, wavelet, levels):
+                ctx.wavelet = wavelet
+                return pick(x, wavelet, levels=levels)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, None, None
+    ''')
+    path = tmp_path / "torchwave.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("torchwave", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["torchwave"] = module
+    try:
+        spec.loader.exec_module(module)
+        params = dict((p.name, p) for p in P.infer(module.Transform.forward, module.Transform))
+    finally:
+        del sys.modules["torchwave"]
+    assert params["wavelet"].kind == P.STR and params["wavelet"].candidates[:2] == ["haar", "db2"], params
+    assert params["levels"].kind == P.INT, params  # the helper's default is an int
+
+
+def test_an_error_asking_for_a_square_matrix_is_a_shape_hint():
+    from gradlint.worker.inputs.synthesis import shape_hints
+
+    assert shape_hints("det requires a square matrix, got (2, 7)")[:2] == [(4, 4), (3, 3)]
+    assert (4, 4) in shape_hints("linalg.inv: A must be batches of square matrices, but they are 3 by 4 matrices")
+    assert shape_hints("the square root of a negative number") == []

@@ -12,6 +12,8 @@ idea each (a test keeps this list complete); names used across them are public:
 - ``constraints``: what the tensors must look like, read from the code before synthesis (shapes
   from asserts, unpacking, ``x[..., 1]`` and docstrings; sparse layouts; value ranges from
   ``log``/``acos``/``clamp``; sorted grids for ``searchsorted``);
+- ``coo``: a sparse matrix passed in pieces (values, int64 rows and columns, a square shape),
+  recognised by the parameters' names and drawn as one symmetric positive definite matrix;
 - ``synthesis``: inputs made from the signature: shape strategies times value domains, searched
   until forward and one backward accept them;
 - ``caller_inputs``: inputs captured from the package's own code that calls the target (a

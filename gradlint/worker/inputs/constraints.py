@@ -26,6 +26,8 @@ import re
 import sys
 import textwrap
 
+from .param_usage import helper_named
+
 _POSITIVE = frozenset(("log", "log2", "log10", "sqrt", "rsqrt", "lgamma", "digamma", "polygamma", "reciprocal"))
 _OPEN_UNIT = frozenset(("acos", "asin", "atanh", "arccos", "arcsin", "arctanh"))
 _COO = frozenset(("indices", "_indices", "coalesce", "is_coalesced", "_values"))
@@ -380,10 +382,9 @@ def infer(fn, fclass, names):
             continue
         _Reader(mapping, found, where).visit(tree)
         _doc_shapes(inspect.getdoc(function), mapping, found, where)
-        namespace = getattr(inspect.unwrap(getattr(function, "__func__", function)), "__globals__", {})
         for helper_name, passed in _local_calls(tree, mapping):  # the module's helpers, one level
-            helper = namespace.get(helper_name)
-            if not inspect.isfunction(helper) or getattr(helper, "__module__", "").startswith("torch"):
+            helper = helper_named(function, helper_name)
+            if helper is None:
                 continue
             try:
                 params = list(inspect.signature(helper).parameters)

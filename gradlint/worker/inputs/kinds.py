@@ -7,5 +7,6 @@ INT, FLOAT, BOOL, STR, NONE = "int", "float", "bool", "str", "none"
 DEFAULT = "default"  # keep the parameter's default
 SIZE = "size"  # a torch.Size (the shape of the first tensor)
 INT_TENSOR = "int_tensor"  # a 0-d int64 tensor (a dim saved for backward, read with .item())
+DEVICE = "device"  # a torch.device: the CPU
 SEQUENCE, CALLABLE, OBJECT = "sequence", "callable", "object"  # cannot be made up
 UNSUPPORTED = (SEQUENCE, CALLABLE, OBJECT)

@@ -7,7 +7,10 @@ whose gradient backward returns as a literal ``None``. ``params`` weighs this ev
 """
 
 import ast
+import importlib
+import importlib.util
 import inspect
+import sys
 import textwrap
 
 import torch
@@ -40,6 +43,7 @@ class Evidence(object):
     def __init__(self):
         self.votes = {}  # name -> {kind: strength}
         self.literals = {}  # name -> [literals it is compared with]
+        self.helper_defaults = {}  # name -> [string defaults of the helper parameters it is passed to]
         self.called_with = {}  # name -> [values the module's own calls of the target pass]
         self.unused = set()  # parameters forward overwrites before reading them
         # parameters that set how far an iterative approximation goes: the bound of a loop
@@ -442,16 +446,66 @@ class Usage(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+def local_imports(function):
+    """name -> module path for the ``from module import name`` statements inside ``function``
+    (a helper imported where it is used: ``from ..backends.scipy_backend import scipy_solve``)."""
+    tree = source_tree(function)
+    unwrapped = inspect.unwrap(getattr(function, "__func__", function))
+    package = (getattr(unwrapped, "__globals__", {}) or {}).get("__package__")
+    found = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.ImportFrom) and (node.module or node.level):
+            try:
+                module = importlib.util.resolve_name("." * node.level + (node.module or ""), package) \
+                    if node.level else node.module
+            except (ImportError, ValueError):
+                continue
+            for alias in node.names:
+                found[alias.asname or alias.name] = (module, alias.name)
+    return found
+
+
+def of_torch(obj):
+    """Is ``obj`` torch's own (module ``torch`` or ``torch.*``; ``torch_sla``'s is not)?"""
+    module = getattr(obj, "__module__", "") or ""
+    return module == "torch" or module.startswith("torch.")
+
+
+def helper_named(function, name, imported=None):
+    """The function ``name`` refers to in ``function``'s body: a global of its module or a
+    ``from ... import`` inside it (``imported``: ``local_imports(function)``, when known), or None."""
+    namespace = getattr(inspect.unwrap(getattr(function, "__func__", function)), "__globals__", {})
+    helper = namespace.get(name)
+    if helper is None:
+        imported = local_imports(function) if imported is None else imported
+        helper = _imported(imported[name], namespace.get("__package__")) if name in imported else None
+    return helper if inspect.isfunction(helper) and not of_torch(helper) else None
+
+
+def _imported(where, package):
+    """The object ``from module import name`` gives, or None. Only a module of the function's own
+    top-level package is imported here (forward would import it when called: the run was asked for)."""
+    module = sys.modules.get(where[0])
+    if module is None and package and where[0].split(".")[0] == package.split(".")[0]:
+        try:
+            module = importlib.import_module(where[0])
+        except Exception:  # noqa: BLE001 - the project's module: forward will say what is wrong
+            return None
+    return getattr(module, where[1], None) if module is not None else None
+
+
 def helpers(function, calls, evidence, depth=0):
     """Evidence from the module's own functions a parameter is passed to: ``int_to_mode(mode)``
-    compares it with 0..6, so ``mode`` is an int (one level of helpers, then one more)."""
-    namespace = getattr(inspect.unwrap(getattr(function, "__func__", function)), "__globals__", {})
+    compares it with 0..6, so ``mode`` is an int (one level of helpers, then one more). A helper
+    imported inside the function counts too; the default of the helper's parameter is a candidate."""
+    imported = local_imports(function) if calls else {}
     for name, positional, keywords in calls:
-        helper = namespace.get(name)
-        if not inspect.isfunction(helper) or getattr(helper, "__module__", "").startswith("torch"):
+        helper = helper_named(function, name, imported)
+        if helper is None:
             continue
         try:
-            helper_params = list(inspect.signature(helper).parameters)
+            signature = inspect.signature(helper).parameters
+            helper_params = list(signature)
         except (TypeError, ValueError):
             continue
         mapping = dict((helper_params[i], p) for i, p in enumerate(positional) if p and i < len(helper_params))
@@ -468,6 +522,11 @@ def helpers(function, calls, evidence, depth=0):
             for kind, strength in (inner.votes.get(helper_name) or {}).items():
                 evidence.vote(ours, kind, max(1, strength - 1))
             evidence.literals.setdefault(ours, []).extend(inner.literals.get(helper_name, []))
+            default = signature[helper_name].default
+            if isinstance(default, str) and default and default not in evidence.literals[ours]:
+                evidence.helper_defaults.setdefault(ours, []).append(default)
+            elif isinstance(default, (bool, int, float)) and not inner.votes.get(helper_name):
+                evidence.vote(ours, BOOL if isinstance(default, bool) else INT if isinstance(default, int) else FLOAT, 2)
             if helper_name in inner.refines:
                 evidence.refines.add(ours)
 

@@ -12,9 +12,9 @@ import inspect
 
 import torch
 
-from . import callers
+from . import callers, coo
 from ..introspect import value_params
-from .kinds import (BOOL, CALLABLE, DEFAULT, FLOAT, INDEX, INT, INT_TENSOR, MASK, NONE, OBJECT, SEQUENCE,  # noqa: F401
+from .kinds import (BOOL, CALLABLE, DEFAULT, DEVICE, FLOAT, INDEX, INT, INT_TENSOR, MASK, NONE, OBJECT, SEQUENCE,  # noqa: F401
                     SIZE, STR, TENSOR, UNSUPPORTED)
 from .param_usage import (Evidence, Usage, ctx_flow, defined_in_user_class, none_gradient_positions,
                           optional_factors, block_sizes, source_tree, helpers)
@@ -26,9 +26,10 @@ _DIM_NAMES = ("dim", "axis", "dims")
 _INT_NAMES = ("k", "n", "n_iter", "niter", "iters", "iterations", "max_iter", "num_iter", "steps",
               "order", "degree", "groups", "stride", "padding", "kernel_size", "size", "num_samples",
               "n_samples", "nsamples", "depth", "level", "levels", "j", "num_classes", "budget", "topk")
+_SOLVER_TOLERANCES = ("atol", "rtol", "xtol", "ftol", "gtol", "tolerance", "abstol", "reltol")
 _FLOAT_NAMES = ("eps", "tol", "epsilon", "delta", "lr", "temperature", "tau", "temp", "margin", "gamma",
                 "lam", "lambd", "lambda_", "beta", "sigma", "gradient_eps", "grad_eps", "smoothing",
-                "threshold", "clip", "min_val", "max_val", "momentum")
+                "threshold", "clip", "min_val", "max_val", "momentum") + _SOLVER_TOLERANCES
 _BOOL_PREFIXES = ("is_", "use_", "has_", "return_", "enable_", "do_", "with_", "apply_", "compute_",
                   "ensure_", "need_", "needs_", "allow_", "keep", "skip_", "no_")
 _BOOL_NAMES = ("training", "train", "inplace", "normalize", "normalized", "keepdim", "transpose",
@@ -58,6 +59,7 @@ class Param(object):
         self.modes = []  # values that pick branches, named by the code (checked one by one)
         self.constant_why = None  # why it is left undifferentiated (the code shows its None is by design)
         self.refines = False  # an iteration count or a tolerance of an approximation forward iterates
+        self.coo = None  # (prefix, role) for a piece of a sparse matrix given in pieces (``coo.group``)
 
     def __repr__(self):
         return "Param(%s: %s%s)" % (self.name, self.kind, ", grad" if self.requires_grad else "")
@@ -138,7 +140,7 @@ def _name_kind(name):
         return INDEX
     if low in _MASK_NAMES or low.endswith("_mask"):
         return MASK
-    if low in _INT_NAMES or low.startswith(("num_", "n_")):
+    if low in _INT_NAMES or low.startswith(("num_", "n_")) or low.startswith(("max_iter", "maxiter", "maxit")):
         return INT
     if low in _FLOAT_NAMES or low.endswith(("_eps", "_tol")):
         return FLOAT
@@ -150,6 +152,8 @@ def _name_kind(name):
         return SIZE
     if low in _OBJECT_NAMES:
         return OBJECT
+    if low == "device" or low.endswith("_device"):
+        return DEVICE
     return None
 
 
@@ -170,6 +174,8 @@ def int_candidates(name):
 
 def float_candidates(name):
     low = name.lower()
+    if low in _SOLVER_TOLERANCES:  # a solver's: solved to round-off, then a looser one
+        return [1e-10, 1e-6]
     if low in ("eps", "epsilon", "tol", "gradient_eps", "grad_eps") or low.endswith(("_eps", "_tol")):
         return [1e-6, 1e-3]
     if low in ("alpha",):
@@ -214,6 +220,7 @@ def infer(fn, fclass):
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
         out.append(_decide(p, evidence, p.name in no_grad))
+    coo.group(out)  # a sparse matrix in pieces: values, rows, columns, shape
     return out
 
 
@@ -321,7 +328,7 @@ def _kind_of(p, evidence, no_grad):
     elif kind == BOOL:
         param.candidates = _unique([v for v in called if isinstance(v, bool)] + [False, True])
     elif kind == STR:
-        param.candidates = _unique([v for v in known if isinstance(v, str)])
+        param.candidates = _unique([v for v in known if isinstance(v, str)] + evidence.helper_defaults.get(p.name, []))
     elif kind == SIZE:
         param.candidates = _unique([v for v in called if isinstance(v, tuple)])
     elif kind == NONE:

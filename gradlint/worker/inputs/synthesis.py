@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from . import constraints
+from . import constraints, coo
 from . import params as P
 from ..introspect import value_params
 from ..outcome import Outcome, is_memory_error, needs_a_device
@@ -203,12 +203,40 @@ class Recipe(object):
             t = sparse_values(t, gen, c.layouts[0])
         return t
 
+    def patterns(self, gen):
+        """prefix -> ``coo.Pattern`` for each sparse matrix given in pieces (``coo.group``)."""
+        prefixes = []
+        for p in self.params:
+            prefix = (p.coo or (None,))[0]
+            if prefix is not None and prefix not in prefixes:
+                prefixes.append(prefix)
+        if not prefixes:
+            return {}
+        others = [s for p, s in zip([p for p in self.params if p.kind == P.TENSOR], self.shapes)
+                  if p.coo is None]
+        n = coo.size_for(others)
+        return dict((prefix, coo.Pattern(n, gen)) for prefix in prefixes)
+
     def make(self, seed):
         gen = torch.Generator().manual_seed(seed)
         args = []
         shapes = iter(self.shapes)
         first = None
+        patterns = self.patterns(gen)
         for p in self.params:
+            piece = p.coo
+            if piece is not None:
+                pattern = patterns[piece[0]]
+                if p.kind == P.TENSOR:
+                    next(shapes, None)  # the values' shape is the pattern's
+                    t = pattern.values(gen, self.dtype).requires_grad_(True)
+                    first = t if first is None else first
+                    args.append(t)
+                else:
+                    args.append({coo.ROLE_ROWS: pattern.rows, coo.ROLE_COLS: pattern.cols}.get(piece[1], pattern.shape))
+                    if piece[1] != coo.ROLE_SHAPE:
+                        args[-1] = args[-1].clone()
+                continue
             if p.kind == P.DEFAULT:
                 if not p.keyword_only:  # positional: passed explicitly, shown in the report; a mode run sets it
                     args.append(self.values[p.name] if p.name in self.values else p.candidates[0])
@@ -227,6 +255,8 @@ class Recipe(object):
                 args.append(torch.Size(given) if given else torch.Size(first.shape if first is not None else (3, 4)))
             elif p.kind == P.INT_TENSOR:
                 args.append(torch.tensor(self.values[p.name]))
+            elif p.kind == P.DEVICE:
+                args.append(torch.device("cpu"))
             elif p.kind == P.MASK:
                 base = first if first is not None else torch.zeros(3, 4)
                 m = torch.rand(base.shape, generator=gen) < 0.7
@@ -248,6 +278,13 @@ class Recipe(object):
             "values": dict((k, repr(v)) for k, v in self.values.items()),
             "params": [p.describe() for p in self.params],
         }
+        patterns = self.patterns(torch.Generator().manual_seed(seed))
+        if patterns:
+            info["sparse_in_pieces"] = ["%s: %d x %d, %d entries, diagonally dominant"
+                                        % (", ".join(p.name for p in self.params
+                                                     if (p.coo or (None,))[0] == prefix),
+                                           pattern.n, pattern.n, pattern.nnz)
+                                        for prefix, pattern in patterns.items()]
         if self.float64_error:
             info["dtype"] = str(self.dtype).replace("torch.", "")
             info["float64_error"] = self.float64_error
@@ -328,6 +365,7 @@ def _responds(fn, args, out, seed):
 _BATCH_SHAPE = re.compile(r"\b[BNLbn]\s*[x×]\s*(\d+)(?:\s*[x×]\s*(\d+))?(?:\s*[x×]\s*(\d+))?")
 _MATMUL = re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)")
 _CHANNELS = re.compile(r"expected input\[[^\]]*\] to have (\d+) channels")
+_SQUARE = re.compile(r"\b(?:must be|requires?|expected|expects|needs?|only|not)\b[^.;:]{0,40}\bsquare\b", re.I)
 _LAST_DIM = re.compile(r"last (?:dim|dimension|axis)\w*(?: size)? (?:should|must|to) be (?:of size )?(\d+)", re.I)
 
 
@@ -381,6 +419,8 @@ def shape_hints(message):
     m = _CHANNELS.search(message)  # a conv layer: the input's channels
     if m and 0 < int(m.group(1)) <= 512:
         hints += [(1, int(m.group(1)), 8, 8), (1, int(m.group(1)), 16)]
+    if _SQUARE.search(message):  # "det requires a square matrix, got (2, 7)": square matrices, then batches
+        hints += [(4, 4), (3, 3), (2, 4, 4)]
     marker = "values to unpack (expected "  # `B, C, H, W = x.shape` on a tensor of another rank
     if marker in message:
         rank = message.split(marker, 1)[1].split(")", 1)[0].split(",")[0].strip()
