@@ -51,3 +51,10 @@ async def test_a_strings_values_named_only_by_forwards_error_are_tried_and_check
     assert r["status"] == "pass", r["summary"]
     assert [m["mode"] for m in r["modes"]] == [{"method": "'scale'"}, {"method": "'square'"}], r["modes"]
 
+
+
+async def test_a_value_forward_refuses_listing_known_values_moves_the_search_on(client):
+    # "auto" comes first (the caller's), the literals after it: the refusal moves on at once
+    r = await run_class(client, "string_choices.py", "Compared")
+    assert r["status"] == "pass", r["summary"]
+    assert r["synthesis"]["attempts"] <= 8, r["synthesis"]

@@ -563,7 +563,8 @@ class Search(object):
     def learn_choices(self, message, values):
         """A string parameter whose value forward refused with the values it takes ("Unknown
         method: auto. Available: cg, bicgstab, gmres"; "must be one of ['sum', 'mean']") gets them
-        as candidates. True when some were new."""
+        as candidates. True when some were new, or the value tried is not among them (no other shape
+        makes forward take it: the search moves on to the other values)."""
         named = choices(message)
         learned = False
         for p in self.params:
@@ -573,7 +574,7 @@ class Search(object):
             new = [c for c in named if c not in p.candidates]
             p.candidates.extend(new)
             p.modes = [m for m in p.modes if m in named] + [c for c in named if c not in p.modes]  # each is checked
-            learned = learned or bool(new)
+            learned = learned or bool(new) or value not in named  # this value is refused: move on to others
         return learned
 
     def hinted_shapes(self, n):
