@@ -49,3 +49,17 @@ async def test_a_determinant_of_a_square_matrix_in_pieces_on_a_device(client):
     n = int(inputs["shape"]["repr"].strip("()").split(",")[0])
     assert inputs["shape"]["repr"] == "(%d, %d)" % (n, n), inputs
     assert inputs["device"]["repr"] == "device(type='cpu')", inputs
+
+
+async def test_a_batch_of_matrices_in_pieces(client):
+    r = await run_class(client, FILE, "BatchSolve")
+    # first order proved; second order a true ⚠ (backward reads the dense matrices forward saved)
+    assert r["status"] == "warning" and r["summary"].startswith("⚠ first-order gradients match"), r["summary"]
+    inputs = by_name(r)
+    assert len(inputs["val_batch"]["shape"]) == 2 and inputs["val_batch"]["shape"][1] == inputs["row"]["shape"][0], inputs
+
+
+async def test_a_shape_forward_never_returns_on_is_passed_over(client):
+    r = await run_class(client, "slow_shapes.py", "StuckOnMatrices")
+    assert r["status"] == "pass", r["summary"]
+    assert len(by_name(r)["x"]["shape"]) != 2, r["inputs"]

@@ -23,6 +23,8 @@ idea each (a test keeps this list complete); names used across them are public:
   (a plotting library used after the call), so that its tests still give inputs;
 - ``doc_examples``: inputs captured from the ``>>>`` examples in the project's docstrings that
   name the target or a caller of it, each run as a function body in its module's namespace;
+- ``time_limits``: a time limit (``SIGALRM``) for a piece of the project's code run while inputs
+  are looked for: a test, an example, forward on one synthesized input set;
 - ``fixtures``: the project's pytest fixtures (the test module's and its conftest.py files',
   parametrized ones combined as pytest does), for calling its tests without pytest.
 """

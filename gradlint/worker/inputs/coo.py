@@ -12,7 +12,8 @@ draws one matrix per set: square, ``n x n``, its diagonal and about two entries 
 row-major order without duplicates (what ``coalesce`` gives), symmetric, with values that make it
 strictly diagonally dominant: symmetric positive definite, which every solver a Function may pick
 takes (conjugate gradients and MINRES need it: on another matrix they do not converge, measured on
-torch-sla). Only the values are differentiated; the indices and the shape are constants. What such
+torch-sla). Values named for a batch (``val_batch``) are [batch, nnz]: matrices of one pattern. Only the
+values are differentiated; the indices and the shape are constants. What such
 inputs cannot show: a backward that uses the matrix where its transpose belongs (a symmetric matrix
 is its transpose); inputs from the project's own tests and examples come first where there are some.
 """
@@ -20,7 +21,7 @@ is its transpose); inputs from the project's own tests and examples come first w
 import torch
 
 from ..tensors import away_from_zero
-from .kinds import INDEX, SIZE, TENSOR
+from .kinds import INDEX, SEQUENCE, SIZE, TENSOR
 
 ROLE_VALUES, ROLE_ROWS, ROLE_COLS, ROLE_SHAPE = "values", "rows", "cols", "shape"
 _SUFFIXES = {
@@ -70,7 +71,7 @@ def group(params):
             continue
         pieces = [values[1], roles[ROLE_ROWS][1], roles[ROLE_COLS][1], shape[1]]
         if values[1].kind != TENSOR or any(p.kind not in (TENSOR, INDEX) for p in pieces[1:3]) \
-                or shape[1].kind not in (SIZE, TENSOR) or any(p.coo for p in pieces):
+                or shape[1].kind not in (SIZE, TENSOR, SEQUENCE) or any(p.coo for p in pieces):
             continue  # annotated or used as something else: not a matrix in pieces
         for p, role in zip(pieces, (ROLE_VALUES, ROLE_ROWS, ROLE_COLS, ROLE_SHAPE)):
             p.coo = (prefix, role)
@@ -84,12 +85,20 @@ def group(params):
     return found
 
 
-def size_for(shapes_of_others):
-    """The matrices' order: the first dimension of the first other tensor (a right-hand side), else 4."""
+def batched(values_param):
+    """Are the values a batch of matrices of one pattern (``val_batch``: [batch, nnz])?"""
+    return "batch" in values_param.name.lower()
+
+
+def sizes_for(shapes_of_others, batch):
+    """(batch size or None, the matrices' order) from the first other tensor (a right-hand side:
+    [n], or [batch, n] for a batch), else (2, 4) / (None, 4)."""
     for shape in shapes_of_others:
-        if len(shape):
-            return max(MIN_N, min(MAX_N, shape[0]))
-    return DEFAULT_N
+        if len(shape) >= 2 and batch:
+            return max(1, min(4, shape[0])), max(MIN_N, min(MAX_N, shape[-1]))
+        if len(shape) and not batch:
+            return None, max(MIN_N, min(MAX_N, shape[0]))
+    return (2 if batch else None), DEFAULT_N
 
 
 class Pattern(object):
@@ -106,14 +115,18 @@ class Pattern(object):
         self.rows = torch.tensor([r for r, _c in ordered], dtype=torch.int64)
         self.cols = torch.tensor([c for _r, c in ordered], dtype=torch.int64)
         self.shape = (n, n)
+        self.batch = None  # a batch size when the values are [batch, nnz] (``batched``)
 
     @property
     def nnz(self):
         return int(self.rows.numel())
 
-    def values(self, gen, dtype):
+    def values(self, gen, dtype, batch=None):
         """Symmetric off-diagonal entries away from zero, each diagonal entry larger than its row's
-        others together: symmetric positive definite, so that every solver takes it."""
+        others together: symmetric positive definite, so that every solver takes it ([batch, nnz]
+        for a batch of such matrices)."""
+        if batch is not None:
+            return torch.stack([self.values(gen, dtype) for _ in range(batch)])
         dense = torch.zeros(self.n, self.n, dtype=torch.float64)
         dense[self.rows, self.cols] = away_from_zero((self.nnz,), gen)
         off = torch.triu(dense, 1)

@@ -21,7 +21,8 @@ import torch
 
 from .caller_inputs import Borrowed, Reached, accepts, as_inputs, is_test_file, module_name, package_files, \
     refused, stand_in
-from .test_callers import TEST_SECONDS, time_limit
+from .test_callers import TEST_SECONDS
+from .time_limits import time_limit
 
 MAX_EXAMPLES = 12  # docstrings whose examples are run, at most
 

@@ -17,6 +17,7 @@ import time
 import torch
 
 from . import constraints, coo
+from .time_limits import TooLong, time_limit
 from . import params as P
 from ..introspect import value_params
 from ..outcome import Outcome, is_memory_error, needs_a_device
@@ -26,6 +27,7 @@ from ..writes import leaf_write_outcome, writes_to_leaf
 
 MAX_ATTEMPTS = 240
 MAX_SECONDS = 20.0
+ATTEMPT_SECONDS, MIN_ATTEMPT_SECONDS = 10.0, 2.0  # for one input set (``Search.try_recipe``)
 DOMAINS = ("signed", "small", "positive", "unit", "simplex", "unit_norm", "spd")
 # when gradcheck fails on general square matrices: inputs the backward may assume
 STRUCTURED = ("by_name", "spd", "symmetric", "tril", "triu")
@@ -214,8 +216,13 @@ class Recipe(object):
             return {}
         others = [s for p, s in zip([p for p in self.params if p.kind == P.TENSOR], self.shapes)
                   if p.coo is None]
-        n = coo.size_for(others)
-        return dict((prefix, coo.Pattern(n, gen)) for prefix in prefixes)
+        patterns = {}
+        for prefix in prefixes:
+            values = next(p for p in self.params if p.coo == (prefix, coo.ROLE_VALUES))
+            batch, n = coo.sizes_for(others, coo.batched(values))
+            patterns[prefix] = coo.Pattern(n, gen)
+            patterns[prefix].batch = batch
+        return patterns
 
     def make(self, seed):
         gen = torch.Generator().manual_seed(seed)
@@ -229,7 +236,7 @@ class Recipe(object):
                 pattern = patterns[piece[0]]
                 if p.kind == P.TENSOR:
                     next(shapes, None)  # the values' shape is the pattern's
-                    t = pattern.values(gen, self.dtype).requires_grad_(True)
+                    t = pattern.values(gen, self.dtype, pattern.batch).requires_grad_(True)
                     first = t if first is None else first
                     args.append(t)
                 else:
@@ -280,9 +287,10 @@ class Recipe(object):
         }
         patterns = self.patterns(torch.Generator().manual_seed(seed))
         if patterns:
-            info["sparse_in_pieces"] = ["%s: %d x %d, %d entries, diagonally dominant"
+            info["sparse_in_pieces"] = ["%s: %s%d x %d, %d entries, symmetric, diagonally dominant"
                                         % (", ".join(p.name for p in self.params
                                                      if (p.coo or (None,))[0] == prefix),
+                                           "%d matrices " % pattern.batch if pattern.batch else "",
                                            pattern.n, pattern.n, pattern.nnz)
                                         for prefix, pattern in patterns.items()]
         if self.float64_error:
@@ -597,7 +605,19 @@ class Search(object):
         return None
 
     def try_recipe(self, recipe, seed):
-        """ "ok", "domain" (try another domain) or "shape" (try another shape)."""
+        """ "ok", "domain" (try another domain) or "shape" (try another shape). Forward and one
+        backward on one input set get ``ATTEMPT_SECONDS`` at most (less when the search's time is
+        nearly up): inputs of a shape forward takes nearly forever on (a batch it loops over, a
+        solver that does not converge) are passed over, not waited for until the run's limit."""
+        seconds = max(MIN_ATTEMPT_SECONDS, min(ATTEMPT_SECONDS, MAX_SECONDS - (time.monotonic() - self.started)))
+        try:
+            with time_limit(seconds):
+                return self.try_inputs(recipe, seed)
+        except TooLong:
+            self.errors.append((TimeoutError(), "forward and backward ran longer than %.0f s on these inputs" % seconds))
+            return "shape"
+
+    def try_inputs(self, recipe, seed):
         self.attempts += 1
         try:
             args = recipe.make(seed)
@@ -613,7 +633,7 @@ class Search(object):
                 recipe.dtype, recipe.float64_error = torch.float32, "%s: %s" % (type(e).__name__,
                                                                                 first_line(exc_text(e, 200)))
                 recorded = len(self.errors)
-                if self.try_recipe(recipe, seed) == "ok":
+                if self.try_inputs(recipe, seed) == "ok":
                     return "ok"
                 recipe.dtype, recipe.float64_error = torch.float64, None
                 del self.errors[recorded:]  # the float32 attempt's: this one's error is recorded below
@@ -622,7 +642,7 @@ class Search(object):
                 # forward may refuse inputs that require grad (`if x1.requires_grad: raise`) for which
                 # backward returns None: those are constants by design, left undifferentiated
                 recipe.constants = set(refusing)
-                verdict = self.try_recipe(recipe, seed)
+                verdict = self.try_inputs(recipe, seed)
                 if verdict in ("ok", "vacuous"):
                     return verdict
                 recipe.constants = set()

@@ -13,14 +13,13 @@ import importlib.util
 import inspect
 import itertools
 import os
-import signal
 import sys
-import threading
 import time
 
 import torch
 
 from . import absent, fixtures
+from .time_limits import time_limit
 from .caller_inputs import (SKIP_DIRS, Borrowed, Reached, accepts, as_inputs, backward_raises_as_called, is_test_file,
                             refused, stand_in, still_inputs)
 from ..tensors import is_tensor
@@ -296,37 +295,6 @@ class _TestCall(object):
                 if isinstance(e, KeyboardInterrupt):
                     raise
         return None
-
-
-class _TooLong(BaseException):
-    """Raised in a test that runs too long before it calls the target (not an Exception, so the
-    test's own ``except Exception`` does not swallow it)."""
-
-
-class time_limit(object):
-    def __init__(self, seconds):
-        self.seconds = seconds
-
-    def __enter__(self):
-        self.previous = None
-        if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
-            def expire(signum, frame):
-                raise _TooLong()
-
-            self.previous = signal.signal(signal.SIGALRM, expire)
-            self.started = time.monotonic()
-            # another timer (pytest-timeout in the user's own process) resumes afterwards
-            self.outer = signal.setitimer(signal.ITIMER_REAL, max(0.1, self.seconds))
-        return self
-
-    def __exit__(self, *exc):
-        if self.previous is not None:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.previous)
-            delay, interval = self.outer
-            if delay > 0:
-                signal.setitimer(signal.ITIMER_REAL, max(0.001, delay - (time.monotonic() - self.started)), interval)
-        return False
 
 
 MAX_STILL_CASES = 12  # tests whose inputs leave some input without effect, passed over for a later one
