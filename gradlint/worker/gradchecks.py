@@ -18,7 +18,7 @@ from .jacobian import JacobianAnalysis, parse_gradcheck_message
 from .outcome import Outcome
 from .patterns import classify
 from .proof import responses
-from .surrogates import surrogate
+from .surrogates import documented_mismatch, surrogate
 from .tensors import as_tuple, is_tensor, nan_max, real_numel
 from .text import first_line, fmt, idx, scalar_fmt
 from .torch_setup import REAL, slow_message_left_out
@@ -323,6 +323,16 @@ def analyse_failure(subject, spec, msg, mode, label, details):
     if also:
         details["also"] = also
         summary += "; also " + "; ".join("%s: %s" % (a["input"], a["short"]) for a in also)
+    documented = documented_mismatch(subject.fclass) if order == "first" else None
+    if documented is not None:  # its authors wrote that gradcheck fails: their words, no ✗
+        details["surrogate"] = "documented"
+        details["documented"] = documented
+        return finish("surrogate_gradient",
+                      "⚠ inconclusive: the Function's own docs say its backward is not forward's exact derivative "
+                      "(\"%s\"); gradcheck fails: %s" % (documented, summary.lstrip("✗ ")),
+                      "gradcheck cannot prove a backward its authors wrote to differ from the derivative; if the "
+                      "sentence quoted does not describe these inputs, declare inputs where it does not apply. "
+                      + message)
     return finish("wrong_gradient", summary, message)
 
 

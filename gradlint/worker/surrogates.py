@@ -116,6 +116,36 @@ def _caller_docstrings(fclass):
     return docs
 
 
+_DOCUMENTED = (
+    re.compile(r"\bgrad(?:grad)?check\b[^.;]{0,80}\b(?:will|would|may|can|does|do)\s*(?:n[o']t\s+pass|fail)", re.I),
+    re.compile(r"\bnot\s+(?:the\s+|a\s+)?(?:exact|true|real|classical|analytic(?:al)?|mathematical)\s+"
+               r"(?:gradient|derivative)", re.I),
+    re.compile(r"\b(?:gradient|backward|derivative)s?\b[^.;]{0,80}\b(?:by design|on purpose|intentionally)\b", re.I),
+    re.compile(r"\b(?:by design|on purpose|intentionally)\b[^.;]{0,80}\b(?:gradient|backward|derivative)s?\b", re.I),
+)
+
+
+def documented_mismatch(fclass):
+    """The sentence of the Function's own docstrings (its class, forward, backward) that says its
+    backward is not forward's exact derivative on purpose ("These are different implicit
+    functions, so torch.autograd.gradcheck will fail for n <= direct_n_max", "not the exact
+    gradient", "a gradient ... by design"), or None. A gradcheck failure of such a Function is what
+    its authors wrote down, not a bug found: it is reported with their words, as inconclusive."""
+    if fclass is None:
+        return None
+    docs = [inspect.getdoc(fclass) or ""] + [inspect.getdoc(getattr(fclass, name, None)) or ""
+                                             for name in ("forward", "backward")]
+    text = re.sub(r"\s+", " ", " ".join(docs).replace("``", ""))
+    for pattern in _DOCUMENTED:
+        m = pattern.search(text)
+        if m:
+            start = max(text.rfind(". ", 0, m.start()) + 2, 0)
+            end = text.find(". ", m.end())
+            sentence = text[start:end + 1 if end >= 0 else len(text)].strip()
+            return sentence if len(sentence) <= 200 else sentence[:199] + "…"
+    return None
+
+
 def straight_through_inputs(fclass):
     """Positions of the inputs whose gradient backward passes through unchanged
     (``return grad_output``, ``grad_output.clone()``) while forward quantizes (round, sign,

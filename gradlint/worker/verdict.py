@@ -407,6 +407,9 @@ def _conclude_gradients(result, records, opts):
             return
         result["notes"].append(note + " (at a kink); the others pass")
     if not any(r["status"] == "pass" and is_first_order(r["name"]) for r in records):
+        if warn is not None and _approximate(warn):  # every draw agrees within 1%, none strictly: that, not "did not run"
+            _approximately(result, warn)
+            return
         _not_checked(result, records)
         return
     proof = gather(records, _grad_names(result), _unchecked(result))
@@ -458,10 +461,7 @@ def _conclude_gradients(result, records, opts):
         if c["status"] == "skipped" and c.get("verdict") == "not_twice_differentiable":
             result["notes"].append("second-order gradients not checked: backward is @once_differentiable")
     if warn is not None and _approximate(warn):
-        oc = _outcome_of(warn)
-        result.update(status="warning", verdict="approximate_gradient", failed_check=warn["name"],
-                      summary="⚠ %s" % _strip(oc.summary), message=oc.message)
-        result["location"] = oc.extra.get("location")
+        _approximately(result, warn)
     elif warn is not None:
         oc = _outcome_of(warn)
         result.update(status="warning", verdict=warn.get("verdict") or "not_twice_differentiable",
@@ -471,6 +471,14 @@ def _conclude_gradients(result, records, opts):
                               "the call itself is a gradgradcheck); mark backward @once_differentiable if double "
                               "backward is not supported.")
         result["location"] = oc.extra.get("location")
+
+
+def _approximately(result, warn):
+    """The run's answer when gradcheck agrees only approximately (within 1%): a warning naming it."""
+    oc = _outcome_of(warn)
+    result.update(status="warning", verdict="approximate_gradient", failed_check=warn["name"],
+                  summary="⚠ %s" % _strip(oc.summary), message=oc.message)
+    result["location"] = oc.extra.get("location")
 
 
 def _grad_names(result):
