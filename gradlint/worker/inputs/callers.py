@@ -12,6 +12,7 @@ import inspect
 import sys
 
 from ..introspect import value_params
+from .param_usage import none_gradient_positions
 
 
 def values_from_callers(fn, fclass):
@@ -42,6 +43,35 @@ def values_from_callers(fn, fclass):
             if kw.arg in positional:
                 _collect(found, kw.arg, kw.value, defaults, constants)
     return found
+
+
+def star_arity(fn, fclass):
+    """(how many values the target's ``*args`` takes, where that comes from): the most common count
+    among its module's own calls that pass them one by one (``Fn.apply(f, x, w, b)``: 2 past
+    ``f, x``), else the width of the tuple backward returns less the named parameters; else None."""
+    target = fclass if fclass is not None else fn
+    module = sys.modules.get(getattr(target, "__module__", None) or "")
+    name = getattr(target, "__name__", None)
+    params = value_params(fn, fclass) or []
+    named = sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    counts = {}
+    if module is not None and name:
+        try:
+            tree = ast.parse(inspect.getsource(module))
+        except Exception:
+            tree = None
+        aliases = _aliases(tree, name) if tree is not None and fclass is not None else set()
+        for _function, call in _calls(tree) if tree is not None else ():
+            if _calls_target(call, name, aliases, fclass is not None) and \
+                    not any(isinstance(a, ast.Starred) for a in call.args) and len(call.args) > named:
+                counts[len(call.args) - named] = counts.get(len(call.args) - named, 0) + 1
+    if counts:
+        return max(sorted(counts), key=lambda k: counts[k]), "as the module's calls pass"
+    if fclass is not None:
+        _none_at, width = none_gradient_positions(fclass.backward)
+        if width is not None and width > named:
+            return width - named, "as backward returns gradients for"
+    return None
 
 
 def _aliases(tree, name):

@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from . import constraints, coo
+from . import callers, constraints, coo
 from .time_limits import TooLong, time_limit
 from . import params as P
 from ..introspect import value_params
@@ -26,6 +26,7 @@ from ..text import exc_text, first_line
 from ..writes import leaf_write_outcome, writes_to_leaf
 
 MAX_ATTEMPTS = 240
+MAX_STAR = 8  # values made for a ``*args``, at most
 MAX_SECONDS = 20.0
 ATTEMPT_SECONDS, MIN_ATTEMPT_SECONDS = 10.0, 2.0  # for one input set (``Search.try_recipe``)
 DOMAINS = ("signed", "small", "positive", "unit", "simplex", "unit_norm", "spd")
@@ -462,9 +463,16 @@ def synthesize(fn, fclass, spec, opts, reporter):
                       "cannot read the signature of the target; declare inputs with `# gradlint: inputs=...`")
     star = next((p for p in (value_params(fn, fclass) or []) if p.kind == p.VAR_POSITIONAL), None)
     if star is not None and not customops.is_op(fn):
-        raise Outcome("no_inputs", None,
-                      "cannot make values for `*%s` (the signature does not say how many); declare inputs with "
-                      "`# gradlint: inputs=...`" % star.name, synthesis={"params": [p.describe() for p in params]})
+        found = callers.star_arity(fn, fclass)
+        if found is None or found[0] > MAX_STAR or any(p.kind == P.DEFAULT and not p.keyword_only for p in params):
+            raise Outcome("no_inputs", None,
+                          "cannot make values for `*%s` (the signature does not say how many); declare inputs with "
+                          "`# gradlint: inputs=...`" % star.name, synthesis={"params": [p.describe() for p in params]})
+        arity, source = found  # as many tensors as the module's own calls pass (or backward's gradients)
+        for i in range(arity):
+            extra = P.Param("%s[%d]" % (star.name, i), P.TENSOR, requires_grad=True,
+                            why="*%s: %d value%s, %s" % (star.name, arity, "" if arity == 1 else "s", source))
+            params.append(extra)
     bad, what = _unsupported(params)
     if bad is not None:
         raise Outcome("no_inputs", None,
