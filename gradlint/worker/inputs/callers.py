@@ -12,7 +12,7 @@ import inspect
 import sys
 
 from ..introspect import value_params
-from .param_usage import none_gradient_positions
+from .param_usage import source_tree
 
 
 def values_from_callers(fn, fclass):
@@ -67,11 +67,24 @@ def star_arity(fn, fclass):
                 counts[len(call.args) - named] = counts.get(len(call.args) - named, 0) + 1
     if counts:
         return max(sorted(counts), key=lambda k: counts[k]), "as the module's calls pass"
-    if fclass is not None:
-        _none_at, width = none_gradient_positions(fclass.backward)
-        if width is not None and width > named:
-            return width - named, "as backward returns gradients for"
+    width = _literal_width(fclass.backward) if fclass is not None else None
+    if width is not None and width > named:
+        return width - named, "as backward returns gradients for"
     return None
+
+
+def _literal_width(backward):
+    """The length of the tuple every return of backward spells out (``return 2 * g, 3 * g``), or
+    None (a tuple built at run time: ``tuple(...)``, ``(g,) * ctx.n``, a starred item)."""
+    tree = source_tree(backward)
+    widths = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Return) and node.value is not None:
+            value = node.value
+            if not isinstance(value, ast.Tuple) or any(isinstance(e, ast.Starred) for e in value.elts):
+                return None
+            widths.add(len(value.elts))
+    return widths.pop() if len(widths) == 1 else None
 
 
 def _aliases(tree, name):
