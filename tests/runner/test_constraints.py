@@ -210,3 +210,22 @@ def test_an_error_asking_for_a_square_matrix_is_a_shape_hint():
     assert shape_hints("det requires a square matrix, got (2, 7)")[:2] == [(4, 4), (3, 3)]
     assert (4, 4) in shape_hints("linalg.inv: A must be batches of square matrices, but they are 3 by 4 matrices")
     assert shape_hints("the square root of a negative number") == []
+
+
+def test_the_sign_an_error_names_for_an_input():
+    from gradlint.worker.inputs import params as P
+    from gradlint.worker.inputs.synthesis import learn_domains
+
+    ps = [P.Param(n, P.TENSOR) for n in ("x_obs", "z_obs", "length", "centroid_depth", "dip")]
+    cases = {
+        "Okada convention requires z <= 0. Use z=0 at surface": {"z_obs": "negative"},
+        "length must be strictly positive": {"length": "positive"},
+        "centroid_depth must be >= 0, got -1.2": {"centroid_depth": "positive"},
+        "dip must be in (0, pi/2)": {},
+        "x must be positive": {"x_obs": "positive"},  # the only parameter whose name starts with x_
+        "the index must be positive": {},
+    }
+    for message, expected in cases.items():
+        found = {}
+        learn_domains(message, ps, found)
+        assert dict((k, c.domain) for k, c in found.items()) == expected, (message, found)

@@ -21,7 +21,7 @@ import time
 import torch
 
 from . import params as P
-from .synthesis import Search, backward_error, finite, shape_hints, shape_strategies
+from .synthesis import Search, backward_error, finite, learn_domains, shape_hints, shape_strategies
 from ..links import ORIGINAL, linked, mark
 from ..tensors import as_tuple, fresh_containers, is_tensor
 from ..text import exc_text, first_line
@@ -255,7 +255,7 @@ def accepts(fn, inputs, seed):
         torch.manual_seed(seed)
         out = linked(fn, inputs)(*fresh_containers(inputs))
     except Exception as e:  # noqa: BLE001 - the target on the caller's arguments
-        return "the target raised %s on its arguments" % type(e).__name__
+        return "the target raised %s on its arguments: %s" % (type(e).__name__, first_line(exc_text(e, 160)))
     if not finite(out):
         return "the target returned NaN/inf on its arguments"
     if backward_error(inputs, out) is not None:
@@ -679,7 +679,7 @@ class _CallerSearch(Search):
         except Exception as e:  # noqa: BLE001 - the caller's own code: other shapes
             self.why = "%s: %s" % (type(e).__name__, first_line(exc_text(e, 160)))
             self.hints.extend(h for h in shape_hints(str(e)) if h not in self.hints)
-            return "shape"
+            return "domain" if learn_domains(str(e), self.params, self.constraints) else "shape"
         if reached is None:
             return "shape"
         try:
@@ -693,6 +693,7 @@ class _CallerSearch(Search):
         if refused(self.target, inputs, self.caller.params_of_target, seed) is not None:
             return "ok"
         self.why = why
+        learn_domains(why, self.params, self.constraints)  # "length must be strictly positive": the caller's too
         return "domain"
 
 

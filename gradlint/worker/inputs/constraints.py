@@ -46,6 +46,7 @@ class Constraint(object):
         self.layouts = []  # "coo", "csr", most likely first
         self.layout_scores = {}  # layout -> how specific the evidence is
         self.domain = None  # "positive", "open_unit", "sorted", ("range", lo, hi), ("range", lo, hi, "guard")
+        self.insisted = False  # the domain came from forward's own error: it overrides the recipe's
         self.why = []
 
     def describe(self, name):
@@ -56,7 +57,7 @@ class Constraint(object):
                     or self.domain)
 
 
-def _say(found, name, why):
+def say(found, name, why):
     c = found.setdefault(name, Constraint())
     if why not in c.why:
         c.why.append(why)
@@ -122,7 +123,7 @@ class _Reader(ast.NodeVisitor):
         equal = (isinstance(op, ast.Eq) and not negated) or (isinstance(op, ast.NotEq) and negated)
         value = _int(right)
         if equal and value is not None:
-            c = _say(self.found, param, "%s %s (%s)" % ("ndim ==" if what == "ndim" else "shape[%d] ==" % what,
+            c = say(self.found, param, "%s %s (%s)" % ("ndim ==" if what == "ndim" else "shape[%d] ==" % what,
                                                          value, self.where))
             if what == "ndim":
                 c.ndim = value
@@ -132,11 +133,11 @@ class _Reader(ast.NodeVisitor):
                 isinstance(op, ast.In) and not negated or isinstance(op, ast.NotIn) and negated):
             ranks = [_int(e) for e in right.elts if _int(e) is not None]
             if ranks:
-                c = _say(self.found, param, "ndim in %s (%s)" % (tuple(ranks), self.where))
+                c = say(self.found, param, "ndim in %s (%s)" % (tuple(ranks), self.where))
                 c.ndims = sorted(ranks, reverse=True)
         elif what == "ndim" and value is not None and (
                 isinstance(op, ast.LtE) and not negated or isinstance(op, ast.Gt) and negated):
-            c = _say(self.found, param, "ndim <= %d (%s)" % (value, self.where))
+            c = say(self.found, param, "ndim <= %d (%s)" % (value, self.where))
             c.ndims = c.ndims or list(range(value, 0, -1))
 
     def visit_Assert(self, node):
@@ -161,7 +162,7 @@ class _Reader(ast.NodeVisitor):
         if param and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)):
             elts = node.targets[0].elts
             if not any(isinstance(e, ast.Starred) for e in elts):
-                c = _say(self.found, param, "ndim == %d (unpacked shape, %s)" % (len(elts), self.where))
+                c = say(self.found, param, "ndim == %d (unpacked shape, %s)" % (len(elts), self.where))
                 c.ndim = c.ndim or len(elts)
         self.generic_visit(node)
 
@@ -171,7 +172,7 @@ class _Reader(ast.NodeVisitor):
         if param and len(slices) >= 2 and isinstance(slices[0], ast.Constant) and slices[0].value is Ellipsis:
             k = _int(slices[-1])
             if k is not None and k >= 0:
-                c = _say(self.found, param, "last dim > %d (%s[..., %d], %s)" % (k, param, k, self.where))
+                c = say(self.found, param, "last dim > %d (%s[..., %d], %s)" % (k, param, k, self.where))
                 c.min_last = max(c.min_last or 0, k + 1)
         self.generic_visit(node)
 
@@ -198,7 +199,7 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _layout(self, param, kind, attr, strength):
-        c = _say(self.found, param, "sparse (%s.%s, %s)" % (param, attr, self.where) if "torch." not in attr
+        c = say(self.found, param, "sparse (%s.%s, %s)" % (param, attr, self.where) if "torch." not in attr
                  else "sparse (%s, %s)" % (attr, self.where))
         scores = c.layout_scores
         scores[kind] = max(scores.get(kind, 0), strength)
@@ -212,9 +213,9 @@ class _Reader(ast.NodeVisitor):
         target = method_of or (first if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
                                and func.value.id in ("torch", "np", "numpy", "math", "F", "special") else None)
         if name in _POSITIVE and target:
-            _say(self.found, target, "positive (%s, %s)" % (name, self.where)).domain = "positive"
+            say(self.found, target, "positive (%s, %s)" % (name, self.where)).domain = "positive"
         elif name in _OPEN_UNIT and target:
-            _say(self.found, target, "inside (-1, 1) (%s, %s)" % (name, self.where)).domain = "open_unit"
+            say(self.found, target, "inside (-1, 1) (%s, %s)" % (name, self.where)).domain = "open_unit"
         elif name in ("clamp", "clip", "clamp_min", "clamp_max") and target:
             lo, hi = _clamp_bounds(name, node, bool(method_of))
             if (_guard(lo) or _guard(hi)) and (lo is None or hi is None or lo < hi):
@@ -222,27 +223,27 @@ class _Reader(ast.NodeVisitor):
                 # round number keep x off a singularity there (atanh at ±1, acosh at 1): a guard of
                 # the Function's domain, not a clamp it models; outside it the Function is not meant
                 # to be differentiated, so inputs are drawn inside only
-                _say(self.found, target, "inside %s (a clamp guarding a singularity, %s)" % (
+                say(self.found, target, "inside %s (a clamp guarding a singularity, %s)" % (
                     _interval(lo, hi), self.where)).domain = ("range", lo, hi, "guard")
             elif lo is not None and hi is not None and lo < hi:
-                _say(self.found, target, "inside [%g, %g] (clamp, %s)" % (lo, hi, self.where)).domain = \
+                say(self.found, target, "inside [%g, %g] (clamp, %s)" % (lo, hi, self.where)).domain = \
                     ("range", lo, hi)
         elif name in ("view", "reshape") and method_of and len(node.args) >= 2:
             sizes = [_int(a) for a in node.args]
             if sizes[0] == -1 and all(k is not None and k > 0 for k in sizes[1:]):
                 # x.view(-1, 3): rows of 3 (a point, a triple); x.view(-1, 2, 2): 2×2 blocks
-                c = _say(self.found, method_of, "trailing dims %s (%s.%s(-1, %s), %s)" % (
+                c = say(self.found, method_of, "trailing dims %s (%s.%s(-1, %s), %s)" % (
                     tuple(sizes[1:]), method_of, name, ", ".join(str(k) for k in sizes[1:]), self.where))
                 for back, k in enumerate(reversed(sizes[1:])):
                     c.dims.setdefault(-1 - back, k)
         elif name == "searchsorted" and node.args:
             grid = self._name(node.args[0])
             if grid:
-                _say(self.found, grid, "sorted along its last dim (searchsorted, %s)" % self.where).domain = "sorted"
+                say(self.found, grid, "sorted along its last dim (searchsorted, %s)" % self.where).domain = "sorted"
         elif name == "bucketize" and len(node.args) >= 2:
             grid = self._name(node.args[1])
             if grid:
-                _say(self.found, grid, "sorted (bucketize, %s)" % self.where).domain = "sorted"
+                say(self.found, grid, "sorted (bucketize, %s)" % self.where).domain = "sorted"
         self.generic_visit(node)
 
 
@@ -325,7 +326,7 @@ def _doc_shapes(doc, mapping, found, where):
                 shapes.append(parts)
             if shapes:
                 best = max(shapes, key=len)
-                c = _say(found, param, "shape (%s) (docstring, %s)" % (", ".join(best), where))
+                c = say(found, param, "shape (%s) (docstring, %s)" % (", ".join(best), where))
                 c.symbols = c.symbols or best
 
 

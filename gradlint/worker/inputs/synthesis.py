@@ -123,6 +123,8 @@ def domain_values(shape, gen, domain):
         return out
     if domain == "small":
         return 0.1 * v
+    if domain == "negative":  # at most zero: "z must be <= 0"
+        return -v.abs()
     if domain == "positive":
         return v.abs()
     if domain == "unit":
@@ -195,8 +197,8 @@ class Recipe(object):
     def _tensor(self, p, shape, gen):
         c = self.constraints.get(p.name)
         domain = self.domain if p.requires_grad and (self.only is None or p.name in self.only) else "signed"
-        if c is not None and c.domain is not None and domain in ("signed", "small", "by_name"):
-            domain = c.domain  # the code's own range for this input first
+        if c is not None and c.domain is not None and (domain in ("signed", "small", "by_name") or c.insisted):
+            domain = c.domain  # the code's own range for this input first (always, when its error named it)
         if domain == "by_name":
             domain = structure_by_name(p.name)
         t = domain_values(shape, gen, domain)
@@ -437,6 +439,38 @@ def shape_hints(message):
     return hints
 
 
+_SIGNS = (
+    (re.compile(r"^(?:must be |should be |requires? |expected |needs? to be |be )?(?:strictly |all )?"
+                r"(?:positive|> ?0(?:\.0)?\b|>= ?0|non-?negative)", re.I), "positive"),
+    (re.compile(r"^(?:must be |should be |requires? |expected |needs? to be |be )?(?:strictly |all )?"
+                r"(?:negative|< ?0(?:\.0)?\b|<= ?0|non-?positive)", re.I), "negative"),
+)
+
+
+def learn_domains(message, params, found):
+    """A tensor parameter forward's error names with a sign it must have ("length must be strictly
+    positive", "Okada convention requires z <= 0": ``z_obs`` when no other parameter starts with
+    ``z``) gets that domain, insisted on over the recipe's own (``Constraint.insisted``). True when
+    something was learned."""
+    tensors = [p for p in params if p.kind == P.TENSOR]
+    learned = False
+    for p in tensors:
+        words = [p.name]
+        head = p.name.split("_")[0]
+        if head != p.name and len(head) >= 1 and sum(1 for q in tensors if q.name.split("_")[0] == head) == 1:
+            words.append(head)  # ``z`` for ``z_obs``, the only one so named
+        for word in words:
+            for m in re.finditer(r"(?<![\w.])%s(?![\w(])\s*(.{0,40})" % re.escape(word), message):
+                for pattern, domain in _SIGNS:
+                    if pattern.match(m.group(1)):
+                        c = found.get(p.name)
+                        if c is None or c.domain != domain:
+                            c = constraints.say(found, p.name, "%s (forward's error: %s)" % (domain, first_line(message)[:80]))
+                            c.domain, c.insisted = domain, True
+                            learned = True
+    return learned
+
+
 def _looks_like_domain(exc):
     text = str(exc).lower()
     return isinstance(exc, ValueError) or any(w in text for w in _DOMAIN_WORDS)
@@ -657,6 +691,8 @@ class Search(object):
             self.errors.append((e, "%s: %s" % (type(e).__name__, first_line(exc_text(e, 300)))))
             self.hints.extend(s for s in shape_hints(str(e)) if s not in self.hints)
             self.named_choices = self.learn_choices(str(e), recipe.values) or self.named_choices
+            if learn_domains(str(e), self.params, self.constraints):
+                return "domain"  # the next domain's recipe has it
             return "domain" if _looks_like_domain(e) else "shape"
         if not finite(out):
             self.nonfinite += 1
