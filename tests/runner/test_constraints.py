@@ -229,3 +229,19 @@ def test_the_sign_an_error_names_for_an_input():
         found = {}
         learn_domains(message, ps, found)
         assert dict((k, c.domain) for k, c in found.items()) == expected, (message, found)
+
+
+def test_numpy_style_entries_give_shapes_in_their_descriptions():
+    doc = textwrap.dedent("""
+        Parameters
+        ----------
+        x_obs, y_obs : Tensor
+            East/north observation coordinates [B, N] in metres.
+        z_obs : Tensor
+            Observation depth [B] (or per-pixel [B, N]).
+        dip : float
+            (default: 0)
+    """)
+    found = {}
+    constraints._doc_shapes(doc, dict((n, n) for n in ("x_obs", "y_obs", "z_obs", "dip")), found, "here")
+    assert dict((k, c.symbols) for k, c in found.items()) == {"x_obs": ["B", "N"], "y_obs": ["B", "N"], "z_obs": ["B"]}

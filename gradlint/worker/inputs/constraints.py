@@ -328,6 +328,39 @@ def _doc_shapes(doc, mapping, found, where):
                 best = max(shapes, key=len)
                 c = say(found, param, "shape (%s) (docstring, %s)" % (", ".join(best), where))
                 c.symbols = c.symbols or best
+    _numpydoc_shapes(doc, mapping, found, where)
+
+
+_ENTRY = re.compile(r"^(\s*)(\w+(?:\s*,\s*\w+)*)\s*:\s*(.*)$")
+
+
+def _numpydoc_shapes(doc, mapping, found, where):
+    """NumPy-style entries whose shape is in the description below the names: ``x_obs, y_obs :
+    Tensor`` then, indented, ``East/north observation coordinates [B, N] in metres``. The first
+    shape of an entry is the one it is given in ("[B] (or per-pixel [B, N])": [B]). Only for
+    parameters no other line gave a shape."""
+    lines = doc.splitlines()
+    for i, line in enumerate(lines):
+        m = _ENTRY.match(line)
+        if not m:
+            continue
+        names = [n.strip() for n in m.group(2).split(",")]
+        ours = [mapping[n] for n in names if n in mapping and not (found.get(mapping[n]) and found[mapping[n]].symbols)]
+        if not ours:
+            continue
+        indent, text = len(m.group(1)), [m.group(3)]
+        for following in lines[i + 1:]:
+            if following.strip() and len(following) - len(following.lstrip()) <= indent:
+                break
+            text.append(following.strip())
+        for sm in _SHAPE.finditer(" ".join(text)):
+            parts = [sm.group(1)] + [p.strip() for p in re.split(r"[,x×]", sm.group(2)) if p.strip()]
+            if any(p in ("...", "*") for p in parts) or len(parts) > 6 or (len(parts) == 1 and parts[0].isdigit()):
+                continue
+            for param in ours:
+                c = say(found, param, "shape (%s) (docstring, %s)" % (", ".join(parts), where))
+                c.symbols = c.symbols or parts
+            break
 
 
 def _functions_calling(module, cls_name):
