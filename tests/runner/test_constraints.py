@@ -155,7 +155,7 @@ def test_a_tensor_forward_requires_to_be_boolean_is_a_mask(tmp_path):
 
 
 def test_the_values_an_error_lists():
-    from gradlint.worker.inputs.synthesis import choices
+    from gradlint.worker.inputs.error_hints import choices
 
     assert choices("Unknown method: auto. Available: cg, bicgstab, gmres") == ["cg", "bicgstab", "gmres"]
     assert choices("reduction must be one of ['sum', 'mean', 'none'], got x") == ["sum", "mean", "none"]
@@ -205,7 +205,7 @@ def test_a_helper_of_a_package_whose_name_starts_with_torch_is_followed(tmp_path
 
 
 def test_an_error_asking_for_a_square_matrix_is_a_shape_hint():
-    from gradlint.worker.inputs.synthesis import shape_hints
+    from gradlint.worker.inputs.error_hints import shape_hints
 
     assert shape_hints("det requires a square matrix, got (2, 7)")[:2] == [(4, 4), (3, 3)]
     assert (4, 4) in shape_hints("linalg.inv: A must be batches of square matrices, but they are 3 by 4 matrices")
@@ -214,7 +214,7 @@ def test_an_error_asking_for_a_square_matrix_is_a_shape_hint():
 
 def test_the_sign_an_error_names_for_an_input():
     from gradlint.worker.inputs import params as P
-    from gradlint.worker.inputs.synthesis import learn_domains
+    from gradlint.worker.inputs.error_hints import learn_domains
 
     ps = [P.Param(n, P.TENSOR) for n in ("x_obs", "z_obs", "length", "centroid_depth", "dip")]
     cases = {

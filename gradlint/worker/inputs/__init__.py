@@ -14,6 +14,8 @@ idea each (a test keeps this list complete); names used across them are public:
   ``log``/``acos``/``clamp``; sorted grids for ``searchsorted``);
 - ``coo``: a sparse matrix passed in pieces (values, int64 rows and columns, a square shape),
   recognised by the parameters' names and drawn as one symmetric positive definite matrix;
+- ``error_hints``: what forward's errors say about the inputs it wants (shapes, a string's values,
+  an input's sign, a dtype it refuses);
 - ``synthesis``: inputs made from the signature: shape strategies times value domains, searched
   until forward and one backward accept them;
 - ``caller_inputs``: inputs captured from the package's own code that calls the target (a

@@ -22,7 +22,8 @@ import torch
 
 from . import constraints
 from . import params as P
-from .synthesis import Search, backward_error, finite, learn_domains, shape_hints, shape_strategies
+from .error_hints import learn_domains, shape_hints
+from .synthesis import Search, backward_error, finite, shape_strategies
 from ..links import ORIGINAL, linked, mark
 from ..tensors import as_tuple, fresh_containers, is_tensor
 from ..text import exc_text, first_line
