@@ -197,9 +197,40 @@ def other_inputs(job, subject, loaded):
             return
     if missing:
         job.result["untaken_branches"] = [{"file": path, "line": first_line} for _test, first_line in missing]
-        job.result["notes"].append("no input checked took backward's branch%s at line%s %s of %s"
-                                   % ("es" if len(missing) > 1 else "", "s" if len(missing) > 1 else "",
-                                      ", ".join(str(a[1]) for a in missing[:6]), path.rsplit("/", 1)[-1]))
+        job.result["notes"].append(_untaken_note(missing, path))
+
+
+def _untaken_note(missing, path):
+    return "no input checked took backward's branch%s at line%s %s of %s" % (
+        "es" if len(missing) > 1 else "", "s" if len(missing) > 1 else "",
+        ", ".join(str(a[1]) for a in missing[:6]), path.rsplit("/", 1)[-1])
+
+
+def taken_in_modes(job, loaded, trials):
+    """The arms a passing mode's run took (``norm='ortho'``) are covered: they leave the untaken
+    list and its note."""
+    untaken_list = job.result.get("untaken_branches")
+    path = _file_of(loaded.fclass)
+    if not untaken_list or not trials or path is None:
+        return
+    arms = [(None, b["line"]) for b in untaken_list]
+    old_note = _untaken_note(arms, path)
+    for trial in trials:
+        try:
+            lines = trace_backward(trial, path)
+        except Exception:  # noqa: BLE001 - the user's backward: it passed its check already
+            continue
+        arms = [a for a in arms if lines is None or a[1] not in lines]
+    if len(arms) == len(untaken_list):
+        return
+    notes = job.result["notes"]
+    if old_note in notes:
+        notes.remove(old_note)
+    if arms:
+        notes.append(_untaken_note(arms, path))
+        job.result["untaken_branches"] = [{"file": path, "line": a[1]} for a in arms]
+    else:
+        job.result.pop("untaken_branches", None)
 
 
 def _file_of(fclass):

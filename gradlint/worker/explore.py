@@ -483,6 +483,8 @@ def other_modes(job, subject, loader, loaded):
                 undecided(job, rec, "in mode %s=%r at these inputs" % (p.name, value))
             prefixed(rec, "in mode %s=%r: " % (p.name, value))
             checked.append({"mode": {p.name: repr(value)}, "status": rec["status"]})
+            if rec["status"] == "pass":
+                job.mode_trials.append(trial)  # the arms its backward took are covered (branches.taken_in_modes)
             if rec["status"] == "fail":
                 break
     if checked:

@@ -89,6 +89,7 @@ class Job(object):
         self.once_differentiable = False
         self.redraw = None  # seed -> another draw of the inputs (a Loaded), or None when they cannot differ
         self.recipe = None  # how synthesized inputs are made
+        self.mode_trials = []  # the subjects of the modes whose gradcheck passed (explore.other_modes)
         self.structure = None  # a structure square inputs keep (symmetric, tril) once a retry found one
         self.borrowed = None  # the Borrowed the inputs come from, when a caller of the project gave them
         self.tests_may_run = True  # a worker may run the project's tests to find inputs
@@ -179,6 +180,7 @@ class Job(object):
             explore.more_inputs(self, subject, loader, loaded)
             branches.other_inputs(self, subject, loaded)
             explore.other_modes(self, subject, loader, loaded)
+            branches.taken_in_modes(self, loaded, self.mode_trials)
             self.result["inputs"] = subject.infos  # the retries' trial inputs are not the report's
             self.progress("done", 100)
         finally:

@@ -58,3 +58,17 @@ async def test_a_value_forward_refuses_listing_known_values_moves_the_search_on(
     r = await run_class(client, "string_choices.py", "Compared")
     assert r["status"] == "pass", r["summary"]
     assert r["synthesis"]["attempts"] <= 8, r["synthesis"]
+
+
+async def test_modes_named_by_a_helper_through_a_module_alias_and_its_numpy_docstring(client):
+    # F.scale(x, kind=kind, norm=norm) after `norm = norm or "backward"`; its docstring lists the values
+    r = await run_class(client, "transforms_pkg/autograd.py", "Scale")
+    assert r["status"] == "pass", r["summary"]
+    checked = set((k, v) for m in r["modes"] for k, v in m["mode"].items())
+    assert {("norm", "'ortho'"), ("norm", "'backward'"), ("kind", "1"), ("kind", "2")} <= checked, r["modes"]
+    assert ("norm", "'scipy'") not in checked, r["modes"]  # `"scipy" in norm` tests a part of it
+    assert not r.get("untaken_branches"), r["notes"]  # mode norm='ortho' took backward's other arm
+    r = await run_class(client, "transforms_pkg/autograd.py", "ScaleWrongOrtho")
+    assert r["status"] == "fail" and "4 × numerical" in r["summary"], r["summary"]
+    norm = next(i for i in r["inputs"] if i["name"] == "norm")
+    assert norm["repr"] == "'ortho'" or "in mode norm='ortho'" in r["summary"], (norm, r["summary"])

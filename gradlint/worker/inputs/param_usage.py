@@ -10,6 +10,7 @@ import ast
 import importlib
 import importlib.util
 import inspect
+import re
 import sys
 import textwrap
 
@@ -182,9 +183,22 @@ def _rebound_at(tree, names):
             [statement.target] if isinstance(statement, ast.AnnAssign) and statement.value is not None else [])
         for target in targets:
             for node in ast.walk(target):
-                if isinstance(node, ast.Name) and node.id in names and node.id not in found:
+                if isinstance(node, ast.Name) and node.id in names and node.id not in found \
+                        and not _defaulted(node.id, statement.value):
                     found[node.id] = statement.end_lineno or statement.lineno
     return found
+
+
+def _defaulted(name, value):
+    """``norm = norm or 'backward'``, ``k = k if k is not None else 3``: the parameter with a default
+    for a missing value, still the parameter (its values are the caller's, or the default)."""
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        first = value.values[0]
+    elif isinstance(value, ast.IfExp):
+        first = value.body
+    else:
+        return False
+    return isinstance(first, ast.Name) and first.id == name
 
 
 class Usage(ast.NodeVisitor):
@@ -241,11 +255,14 @@ class Usage(ast.NodeVisitor):
         callee = self._param(func)
         if callee:
             self.ev.vote(callee, CALLABLE, 5)
-        if isinstance(func, ast.Name) and not callee:
+        dotted = (func.id if isinstance(func, ast.Name) else
+                  "%s.%s" % (func.value.id, func.attr) if isinstance(func, ast.Attribute)
+                  and isinstance(func.value, ast.Name) and not self._param(func.value) else None)
+        if dotted and not callee:  # a helper, also through a module alias: ``F.dctn(x, norm=norm)``
             positional = [self._param(a) for a in node.args]
             keywords = dict((k.arg, self._param(k.value)) for k in node.keywords if k.arg)
             if any(positional) or any(keywords.values()):
-                self.calls.append((func.id, positional, keywords))
+                self.calls.append((dotted, positional, keywords))
         if name == "range":
             for a in node.args:
                 p = self._param(a)
@@ -373,12 +390,17 @@ class Usage(ast.NodeVisitor):
                     self.ev.vote(p, NONE, 1)
                 elif isinstance(b, ast.Constant) and isinstance(b.value, str):
                     self.ev.vote(p, STR, 5)
-                    self.ev.literals.setdefault(p, []).append(b.value)
+                    if not isinstance(op, (ast.In, ast.NotIn)):  # `'scipy' in norm` tests a part of it: no value
+                        self.ev.literals.setdefault(p, []).append(b.value)
                 elif isinstance(b, (ast.Tuple, ast.List, ast.Set)) and isinstance(op, (ast.In, ast.NotIn)):
                     strs = [e.value for e in b.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                    ints = [e.value for e in b.elts if isinstance(e, ast.Constant) and type(e.value) is int]
                     if strs:
                         self.ev.vote(p, STR, 5)
                         self.ev.literals.setdefault(p, []).extend(strs)
+                    elif ints and len(ints) == len(b.elts):  # `type not in (2, 3)`: values it takes
+                        self.ev.vote(p, INT, 1)
+                        self.ev.literals.setdefault(p, []).extend(ints)
                 elif isinstance(b, ast.Constant) and isinstance(b.value, bool):
                     self.ev.vote(p, BOOL, 2)
                 elif isinstance(b, ast.Constant) and isinstance(b.value, (int, float)):
@@ -446,6 +468,34 @@ class Usage(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+_VALUE_SET = re.compile(r"^\s*(\w+(?:\s*,\s*\w+)*)\s*:\s*\{([^{}]+)\}")
+
+
+def documented_values(function, names):
+    """{parameter: [values]} from NumPy-style entries that list a parameter's values as a set:
+    ``norm : {"backward", "ortho", "forward"}, optional``."""
+    doc = inspect.getdoc(getattr(function, "__func__", function)) or ""
+    found = {}
+    for line in doc.splitlines():
+        m = _VALUE_SET.match(line)
+        if not m:
+            continue
+        values = []
+        for item in m.group(2).split(","):
+            item = item.strip()
+            if len(item) >= 2 and item[0] == item[-1] and item[0] in "'\"":
+                values.append(item[1:-1])
+            elif re.fullmatch(r"-?\d+", item):
+                values.append(int(item))
+            else:
+                values = []  # a set of types or of words, not of values
+                break
+        for name in (n.strip() for n in m.group(1).split(",")):
+            if name in names and values:
+                found.setdefault(name, []).extend(v for v in values if v not in found.get(name, []))
+    return found
+
+
 def local_imports(function):
     """name -> module path for the ``from module import name`` statements inside ``function``
     (a helper imported where it is used: ``from ..backends.scipy_backend import scipy_solve``)."""
@@ -467,7 +517,7 @@ def local_imports(function):
 
 def of_torch(obj):
     """Is ``obj`` torch's own (module ``torch`` or ``torch.*``; ``torch_sla``'s is not)?"""
-    module = getattr(obj, "__module__", "") or ""
+    module = (obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", "")) or ""
     return module == "torch" or module.startswith("torch.")
 
 
@@ -475,10 +525,13 @@ def helper_named(function, name, imported=None):
     """The function ``name`` refers to in ``function``'s body: a global of its module or a
     ``from ... import`` inside it (``imported``: ``local_imports(function)``, when known), or None."""
     namespace = getattr(inspect.unwrap(getattr(function, "__func__", function)), "__globals__", {})
-    helper = namespace.get(name)
+    head, _dot, attr = name.partition(".")
+    helper = namespace.get(head)
     if helper is None:
         imported = local_imports(function) if imported is None else imported
-        helper = _imported(imported[name], namespace.get("__package__")) if name in imported else None
+        helper = _imported(imported[head], namespace.get("__package__")) if head in imported else None
+    if attr:  # ``alias.name``: a function of a module the function's module imported
+        helper = getattr(helper, attr, None) if inspect.ismodule(helper) and not of_torch(helper) else None
     return helper if inspect.isfunction(helper) and not of_torch(helper) else None
 
 
@@ -518,6 +571,9 @@ def helpers(function, calls, evidence, depth=0):
         usage.visit(tree)
         if depth < 1:
             helpers(helper, usage.calls, inner, depth + 1)
+        for helper_name, values in documented_values(helper, list(mapping)).items():
+            inner.literals.setdefault(helper_name, []).extend(v for v in values if v not in
+                                                               inner.literals.get(helper_name, []))
         for helper_name, ours in mapping.items():
             for kind, strength in (inner.votes.get(helper_name) or {}).items():
                 evidence.vote(ours, kind, max(1, strength - 1))

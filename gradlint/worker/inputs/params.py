@@ -16,7 +16,7 @@ from . import callers, coo
 from ..introspect import value_params
 from .kinds import (BOOL, CALLABLE, DEFAULT, DEVICE, FLOAT, INDEX, INT, INT_TENSOR, MASK, NONE, OBJECT, SEQUENCE,  # noqa: F401
                     SIZE, STR, TENSOR, UNSUPPORTED)
-from .param_usage import (Evidence, Usage, ctx_flow, defined_in_user_class, none_gradient_positions,
+from .param_usage import (Evidence, Usage, ctx_flow, defined_in_user_class, documented_values, none_gradient_positions,
                           optional_factors, block_sizes, source_tree, helpers)
 
 
@@ -204,6 +204,8 @@ def infer(fn, fclass):
         usage = Usage(names, evidence, tree)
         usage.visit(tree)
         helpers(forward, usage.calls, evidence)
+        for name, values in documented_values(forward, names).items():  # `mode : {"a", "b"}` in its docstring
+            evidence.literals.setdefault(name, []).extend(v for v in values if v not in evidence.literals.get(name, []))
         evidence.unused.update(usage.overwritten_unread())
         evidence.optional_factors.update(optional_factors(tree, names))
         evidence.block_sizes.update(block_sizes(tree, names))
@@ -260,7 +262,7 @@ def _modes(p, evidence, param):
             values.append(v)
     ev = evidence.votes.get(p.name) or {}
     default = p.default if p.default is not p.empty else None
-    if ev.get(BOOL) or isinstance(default, bool) or param.kind == BOOL:
+    if (ev.get(BOOL) and param.kind != INT) or isinstance(default, bool) or param.kind == BOOL:  # `if dim:` is no flag
         values += [v for v in (False, True) if v not in values]
     kinds = set(type(v) for v in values + ([default] if default is not None else []))
     if len(kinds) > 1 and not kinds <= {int, bool}:
@@ -304,6 +306,9 @@ def _kind_of(p, evidence, no_grad):
         kind, why = TENSOR, "used as a tensor in forward"
         if no_grad and named == INT:  # `ctx.save_for_backward(x, dim)`, then `dim.item()`
             kind, why = INT_TENSOR, "a tensor (saved for backward) holding an int, by its name"
+    if kind is None and literals and _value_kind(literals) in (INT, STR) and ev_kind in (None, INT, STR):
+        kind = _value_kind(literals)  # `kind == 2`, `kind : {1, 2}`: the values it is compared with, not its name
+        why = "compared with %s" % ", ".join(repr(v) for v in literals[:3])
     if kind is None:
         if named is not None and not (named in (INT, FLOAT, BOOL, STR) and ev_kind == TENSOR and strength >= 2):
             kind, why = named, "its name"
