@@ -104,3 +104,41 @@ def test_positions_of_every_node_equal_libcsts(code: str):
         for node in _all_nodes(block.module):
             assert block.position(node) == syntactic[node], type(node).__name__
             assert block.whitespace_position(node) == inclusive[node], type(node).__name__
+
+
+@pytest.mark.parametrize("code", [CODE, *[t for t in TRICKY if t], "generated"])
+def test_the_wanted_nodes_alone_get_libcsts_positions(code: str):
+    """``resolve_positions_of`` records only the wanted nodes (and those their syntactic
+    spans come from): each recorded span equals libcst's, before anything resolves the
+    rest. (A text with a carriage return takes the full state, which records every node.)"""
+    import random
+
+    if code == "generated":
+        import sys
+        from pathlib import Path
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+        from shapes import SHAPES, generate
+
+        texts = [generate(shape, 150) for shape in SHAPES if shape != "notebook"]
+    else:
+        texts = [code]
+    chance = random.Random(26)
+    for text in texts:
+        block = parse_block(text)
+        assert block.module is not None
+        wrapper = MetadataWrapper(block.module, unsafe_skip_copy=True)
+        syntactic = wrapper.resolve(PositionProvider)
+        inclusive = wrapper.resolve(WhitespaceInclusivePositionProvider)
+        nodes = _all_nodes(block.module)
+        for _ in range(20):
+            block.forget_positions()
+            wanted = chance.sample(nodes, min(len(nodes), chance.choice([1, 2, 7, 30])))
+            block.resolve_positions_of(wanted)
+            recorded = [n for n in nodes if id(n) in (block._whitespace_positions or ())]
+            assert {id(n) for n in wanted} <= {id(n) for n in recorded}
+            if "\r" not in text:
+                assert len(recorded) < len(nodes) or len(wanted) == len(nodes)
+            for node in recorded:
+                assert block.position(node) == syntactic[node], type(node).__name__
+                assert block.whitespace_position(node) == inclusive[node], type(node).__name__

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Callable, Iterable
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange
 from libcst.metadata.position_provider import WhitespaceInclusivePositionProvidingCodegenState
 
@@ -54,11 +57,22 @@ class ParsedBlock:
     def resolve_positions_of(self, nodes: Iterable[cst.CSTNode]) -> None:
         """Positions of at least ``nodes``: code generation stops once the last of them is
         generated (a block's findings tend to sit in its first half: about half the cost of
-        resolving every position, which took a tenth of a cold run full of findings).
-        Any other node asked for later resolves the rest."""
+        resolving every position, which took a tenth of a cold run full of findings), and
+        records only them (see ``_WantedPositionsState``). Any other node asked for later
+        resolves every position."""
         wanted = {id(node) for node in nodes}
-        if wanted and self._positions is None:
+        if not wanted or self._positions is not None:
+            return
+        if "\r" in self.text:  # (a lone CR ends a line: the full state counts lines token by token)
             self._resolve_positions(wanted)
+            return
+        assert self.module is not None
+        state = _WantedPositionsState(self.module.default_indent, self.module.default_newline, wanted)
+        try:
+            self.module._codegen(state)
+        except _AllPlaced:
+            pass
+        self._positions, self._whitespace_positions = state.spans()
 
     def _resolve_positions(self, wanted: set[int] | None = None) -> None:
         """Both kinds of positions from one code generation; the same values as libcst's
@@ -157,6 +171,114 @@ class _Syntactic:
         start = self.start if self.start_node is None else state.syntactic[id(self.start_node)][0]
         end = (state.line, state.column) if self.end_node is None else \
             state.syntactic[id(self.end_node)][1]
+        state.syntactic[id(self.node)] = (start, end)
+
+
+class _WantedPositionsState(CodegenState):
+    """A code generation that records the spans of the wanted nodes only (and of the nodes
+    their syntactic spans are taken from), as token indices turned into (line, column) at
+    the end: the hooks libcst calls for every node then cost a set lookup, and a syntactic
+    position of a node nobody asked for a shared do-nothing context (libcst's own states
+    enter a generator context manager for each). The same values as ``_PositionsState``:
+    a position is the text generated before it, whose lines split at ``\\n`` in a text
+    without ``\\r`` (the caller's condition). Spans are recorded exactly as there: on the way
+    out of a node, the syntactic one on leaving its ``record_syntactic_position`` (or from
+    the ``start_node``/``end_node`` libcst names, which then are recorded too, being
+    generated inside it), else equal to the node's whole span."""
+
+    def __init__(self, default_indent: str, default_newline: str, wanted: set[int]):
+        super().__init__(default_indent, default_newline, None)
+        self.needed = set(wanted)
+        self.remaining = wanted
+        self.starts: dict[int, int] = {}
+        self.syntactic: dict[int, tuple[int, int]] = {}
+        self.whitespace: dict[int, tuple[int, int]] = {}
+
+    def pop_trailing_newline(self) -> None:
+        """Kept: the indices count every token generated (the positions of ``_PositionsState``
+        count the module's last newline too)."""
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        key = id(node)
+        if key in self.needed:
+            self.starts[key] = len(self.tokens)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        key = id(node)
+        if key in self.needed:
+            span = (self.starts[key], len(self.tokens))
+            self.whitespace[key] = span
+            if key not in self.syntactic:
+                self.syntactic[key] = span
+            remaining = self.remaining
+            remaining.discard(key)
+            if not remaining:
+                raise _AllPlaced
+
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node=None, end_node=None):
+        if id(node) not in self.needed:
+            return _UNRECORDED
+        if start_node is not None:
+            self.needed.add(id(start_node))
+        if end_node is not None:
+            self.needed.add(id(end_node))
+        return _WantedSyntactic(self, node, start_node, end_node)
+
+    def spans(self) -> tuple[dict, dict]:
+        """Both kinds of spans as ((line, column), (line, column)) by node id, for the
+        nodes whose generation finished (a syntactic span recorded in a node still open
+        when generation stopped is left out, as ``_PositionsState``'s is)."""
+        tokens = self.tokens
+        offsets = [0, *accumulate(map(len, tokens))]
+        text = "".join(tokens)
+        newlines = [match.start() for match in _LINE_FEED.finditer(text)]
+
+        def place(index: int) -> tuple[int, int]:
+            offset = offsets[index]
+            line = bisect_left(newlines, offset)
+            return line + 1, offset - (newlines[line - 1] + 1 if line else 0)
+
+        whitespace = {key: (place(start), place(end)) for key, (start, end) in self.whitespace.items()}
+        syntactic = {key: (place(start), place(end)) for key, (start, end) in self.syntactic.items()
+                     if key in whitespace}
+        return syntactic, whitespace
+
+
+_LINE_FEED = re.compile("\n")
+
+
+class _Unrecorded:
+    """The syntactic position of a node no one asked for: nothing to record."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+_UNRECORDED = _Unrecorded()
+
+
+class _WantedSyntactic:
+    """``record_syntactic_position`` of a wanted node, as token indices."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: _WantedPositionsState, node, start_node, end_node):
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = len(self.state.tokens)
+
+    def __exit__(self, error_type, *exc) -> None:
+        if error_type is not None:
+            return  # generation stopped inside: the node is not finished
+        state = self.state
+        start = self.start if self.start_node is None else state.syntactic[id(self.start_node)][0]
+        end = len(state.tokens) if self.end_node is None else state.syntactic[id(self.end_node)][1]
         state.syntactic[id(self.node)] = (start, end)
 
 
