@@ -13,6 +13,7 @@ from typing import Iterator, Mapping
 
 import libcst as cst
 
+from .codegen import node_code
 from . import memos, traverse
 from .names import BindingKind, ScopeTable, body_statements
 from .scopes import ModuleContext, Scope
@@ -270,7 +271,7 @@ def _basic_index(expr: cst.Subscript) -> bool:
 
 
 def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=()).code_for_node(node)
+    return node_code(node)
 
 
 def _short(node: cst.CSTNode, limit: int = 40) -> str:

@@ -14,6 +14,7 @@ from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange
 from libcst.metadata.position_provider import WhitespaceInclusivePositionProvidingCodegenState
 
+from ..analysis.codegen import UNRECORDED, node_code
 from ..analysis.names import BindingKind, ScopeTable, body_statements, dotted_name
 
 
@@ -217,7 +218,7 @@ class _WantedPositionsState(CodegenState):
 
     def record_syntactic_position(self, node: cst.CSTNode, *, start_node=None, end_node=None):
         if id(node) not in self.needed:
-            return _UNRECORDED
+            return UNRECORDED
         if start_node is not None:
             self.needed.add(id(start_node))
         if end_node is not None:
@@ -245,21 +246,6 @@ class _WantedPositionsState(CodegenState):
 
 
 _LINE_FEED = re.compile("\n")
-
-
-class _Unrecorded:
-    """The syntactic position of a node no one asked for: nothing to record."""
-
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        pass
-
-    def __exit__(self, *exc) -> None:
-        pass
-
-
-_UNRECORDED = _Unrecorded()
 
 
 class _WantedSyntactic:
@@ -335,7 +321,7 @@ def summarize(module: cst.Module, text: str) -> tuple:
                     assert isinstance(node, cst.FunctionDef)
                     signature = _signature(module, node)
                 members.append((name, kinds, signature))
-            bases = tuple(module.code_for_node(arg) for arg in stmt.bases)
+            bases = tuple(node_code(arg, module) for arg in stmt.bases)
             parts.append(("class", stmt.name.value, bases, tuple(members)))
     return tuple(parts)
 
@@ -344,7 +330,7 @@ def _signature(module: cst.Module, node: cst.FunctionDef) -> tuple:
     decorators = tuple(
         dotted_name(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "?"
         for d in node.decorators)
-    return decorators, module.code_for_node(node.params)
+    return decorators, node_code(node.params, module)
 
 
 # Memory a parsed block takes, per character of its text (measured with tracemalloc on

@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ...analysis.codegen import node_code
 from ...analysis.block import BlockAnalysis
 from ...analysis.custom_ops import CREATES_CUSTOM_OP, CustomOp, FunctionRef
 from ...analysis.param_flow import ParamFlow
@@ -312,7 +313,7 @@ class _Reads:
 
 
 def _code(node: cst.CSTNode) -> str:
-    text = " ".join(cst.Module(body=()).code_for_node(node).split())
+    text = " ".join(node_code(node).split())
     return text if len(text) <= 40 else text[:39] + "…"
 
 
