@@ -551,7 +551,7 @@ class _BlockLinter:
         recorder = timings.current()
         if recorder is not None:
             recorder.enter(timings.POSITIONS)
-        entry.resolve_positions_of(_placed_nodes((report for _, report in reports), position,
+        entry.resolve_positions_in(_placed_nodes((report for _, report in reports), position,
                                                  view.top_to_block))
         local: list[Finding] = []
         cacheable = True
@@ -731,18 +731,19 @@ def _to_finding(rule: Rule, report: Report, position: int,
 
 
 def _placed_nodes(reports: Iterable[Report], position: int, top_to_block: Mapping[int, int]
-                  ) -> Iterator[cst.CSTNode]:
+                  ) -> Iterator[tuple[cst.CSTNode, cst.BaseStatement]]:
     """The nodes whose positions `_to_finding` reads in block ``position``, the reports'
-    own (a fix's edits in other blocks are placed there)."""
+    own (a fix's edits in other blocks are placed there), each with its statement."""
     for report in reports:
-        yield report.node
+        statement = report.site.statement
+        yield report.node, statement
         if report.end_node is not None:
-            yield report.end_node
-        yield report.site.statement
+            yield report.end_node, statement
+        yield statement, statement
         if report.fix is not None:
             for replacement in report.fix.replacements:
                 if top_to_block.get(id(replacement.site.top_statement), position) == position:
-                    yield replacement.node
+                    yield replacement.node, replacement.site.statement
 
 
 def _span(entry: ParsedBlock, node: cst.CSTNode):
