@@ -40,10 +40,18 @@ class ParsedBlock:
     text: str
     module: cst.Module | None
     error: SyntaxProblem | None
-    summary: tuple = ()
+    _summary: tuple | None = field(default=None, repr=False)  # (made when first asked for)
     # by id(node): ((line, column), (line, column)), turned into CodeRanges when asked
     _positions: dict | None = field(default=None, repr=False)
     _whitespace_positions: dict | None = field(default=None, repr=False)
+
+    @property
+    def summary(self) -> tuple:
+        """What other blocks may depend on (``summarize``): read only by a cache of
+        findings, so made when first asked for."""
+        if self._summary is None:
+            self._summary = summarize(self.module, self.text) if self.module is not None else ()
+        return self._summary
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         found = self._positions.get(id(node)) if self._positions is not None else None
@@ -334,7 +342,7 @@ def parse_block(text: str) -> ParsedBlock:
         return ParsedBlock(text, None, _syntax_problem(text, error))
     except RecursionError:
         return ParsedBlock(text, None, SyntaxProblem("code is nested too deeply to parse", 1, 0, 1, 0))
-    return ParsedBlock(text, module, None, summarize(module, text))
+    return ParsedBlock(text, module, None)
 
 
 def _syntax_problem(text: str, error: cst.ParserSyntaxError) -> SyntaxProblem:

@@ -65,7 +65,12 @@ def is_unplaced(finding: Finding) -> bool:
 class LintCache:
     """Shared by successive lints of the same (or similar) documents; bounded by bytes."""
 
-    def __init__(self, max_bytes: int = 96 * 2 ** 20):
+    def __init__(self, max_bytes: int = 96 * 2 ** 20, keep_findings: bool = True):
+        """``keep_findings``: False for a cache no later lint reads (a check that fixes
+        nothing and counts no fix): its blocks' findings are then neither looked up nor
+        kept, and what only their keys need is not made (the module context's key, of
+        every block's summary)."""
+        self.keep_findings = keep_findings
         self.blocks = BlockCache(max_bytes * 2 // 3)
         # findings per (block text, context): an LRU bounded by estimated bytes
         self.findings: OrderedDict[tuple, list[Finding]] = OrderedDict()
@@ -151,11 +156,15 @@ class ModuleView:
     good: list[tuple[Block, ParsedBlock]]  # the blocks that parse
     indexes: list[range]  # for each good block, its statements' positions in the module
     context: ModuleContext
-    context_key: str  # changes when anything other blocks depend on changes
     evaluator: Evaluator
     gradcheck_aliases: NameSet
     top_to_block: dict[int, int]  # id(top-level statement) -> position in `good`
     _lazy: dict = field(default_factory=dict)
+
+    @cached_property
+    def context_key(self) -> str:
+        """Changes when anything other blocks depend on changes."""
+        return fingerprint((tuple(entry.summary for _, entry in self.good), self.context.default_dtype))
 
     def custom_op_blocks(self, text: str) -> frozenset[int]:
         """Positions of the blocks holding a piece of a torch.library custom op."""
@@ -240,7 +249,6 @@ def _view(text: str, cache: LintCache, default_dtype: str | None, conftests: Seq
         context.default_dtype = default_dtype_of([(e.module, b.text) for b, e in good], context)
     else:
         context.default_dtype = default_dtype
-    context_key = fingerprint((tuple(entry.summary for _, entry in good), context.default_dtype))
     top_to_block = {id(stmt): position for position, (_, entry) in enumerate(good)
                     for stmt in entry.module.body}  # type: ignore[union-attr]
     fixtures = None
@@ -248,7 +256,7 @@ def _view(text: str, cache: LintCache, default_dtype: str | None, conftests: Seq
         modules = [entry.module for entry in map(cache.blocks.get, conftests)
                    if entry.module is not None]
         fixtures = FixtureSource(modules, context.default_dtype)
-    return ModuleView(scanned, parsed, good, indexes, context, context_key,
+    return ModuleView(scanned, parsed, good, indexes, context,
                       Evaluator(context, fixtures), _gradcheck_aliases(context, text), top_to_block)
 
 
@@ -295,7 +303,7 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
           progress: Callable[[list[Finding]], None] | None = None,
           progress_interval: float = 1.0, placed: bool = True) -> LintResult:
     started = time.monotonic()
-    cache = LintCache() if cache is None else cache
+    cache = LintCache(keep_findings=False) if cache is None else cache
     if len(text) > MAX_SOURCE_CHARS:
         return _too_large(text, path, options)
     if "torch" not in text:
@@ -433,12 +441,14 @@ class _BlockLinter:
     suppression_lines: list[int] | None = None
     unplaced: int = 0  # unplaced findings made (each has its own stand-in range)
 
-    def __post_init__(self) -> None:
-        self.context_key = fingerprint((self.view.context_key, self.options.key()))
+    @cached_property
+    def context_key(self) -> str:
+        return fingerprint((self.view.context_key, self.options.key()))
 
     def findings(self, position: int, block: Block, entry: ParsedBlock) -> list[Finding]:
-        key = (block.text, self.context_key)
-        cached = self._cached(key)
+        keep = self.cache.keep_findings
+        key = (block.text, self.context_key) if keep else ()
+        cached = self._cached(key) if keep else None
         if cached is not None:
             return [f.shifted(block.start_line - 1) for f in cached]
         recorder = timings.current()
@@ -448,14 +458,15 @@ class _BlockLinter:
         if recorder is not None:
             recorder.leave()
         if not active:
-            self.cache.remember(key, [])
+            if keep:
+                self.cache.remember(key, [])
             return []
         self.cache.analysed_blocks += 1
         analysis = self.view.analysis(position)
         if self.suppression_lines is not None and not self._holds_suppression(block):
             return self._unplaced(self._reports(active, analysis))
         local, cacheable = self._check(active, analysis, position, entry)
-        if cacheable:
+        if cacheable and keep:
             read = self._texts_read(analysis.statements_read)
             if read is not None:
                 self.cache.remember(key if not read else key + (READS,), local, read)
