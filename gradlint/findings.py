@@ -104,4 +104,5 @@ class Finding:
         )
 
     def sort_key(self) -> tuple:
-        return (-1 if self.cell is None else self.cell, self.range.start, self.code, self.message)
+        start = self.range.start  # (its line and column: a Position compares in Python)
+        return (-1 if self.cell is None else self.cell, start.line, start.column, self.code, self.message)

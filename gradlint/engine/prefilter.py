@@ -137,7 +137,7 @@ def may_fire(rule: type[Rule], text: str, code: Code,
         return True
     if aliases is None and rule.requires_in_file is not None and not code.matches(rule.requires_in_file, True):
         return False  # the file lacks what the rule needs somewhere in it
-    in_code = rule.requires_in_code or rule.requires in CODE_PATTERNS
+    in_code = rule.requires_in_code or id(rule.requires) in _CODE_PATTERN_IDS
     if code.matches(rule.requires, in_code):
         return True
     if aliases is None and rule.requires_aliases_of:
@@ -151,6 +151,9 @@ def may_fire(rule: type[Rule], text: str, code: Code,
         return aliases.in_text(text) if isinstance(aliases, NameSet) else any(alias in text for alias in aliases)
     # a file that binds an alias (`gc = torch.autograd.gradcheck`) names gradcheck in code
     return code.matches(MENTIONS_GRADCHECK, True)
+
+
+_CODE_PATTERN_IDS = frozenset(map(id, CODE_PATTERNS))  # (module constants: a set of patterns hashes each)
 
 
 def block_groups(rules: Sequence[Rule]) -> tuple[list[Rule], list[int]]:
