@@ -279,6 +279,10 @@ def _short(node: cst.CSTNode, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_CLOSED = traverse.exact_types(cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_FOUND = traverse.exact_types(cst.Call, cst.AssignTarget, cst.AugAssign, cst.Return)  # (no statement)
+
+
 # Several rules follow the same function (an op's function: for writes, for returned
 # aliases, and its fake for data reads): its table and its walk are made once per lint.
 _TABLES: dict = memos.memo(memos.NEAR_ENTRIES)  # id(function node) -> (node, its ScopeTable)
@@ -307,17 +311,22 @@ class _Walker(cst.CSTVisitor):
     """Calls, assignment targets, augmented assignments and returns in a function body
     (not in nested functions), with their innermost statements."""
 
+    skip_trivia = True  # (traverse.visit: none of these, nor a statement, is a layout node)
+
     def __init__(self) -> None:
         self.stack: list[cst.BaseStatement] = []
         self.found: list[tuple[cst.CSTNode, cst.BaseStatement]] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        kind = type(node)
+        if kind in _CLOSED:
             return False
+        if kind in _FOUND:
+            if self.stack:
+                self.found.append((node, self.stack[-1]))
+            return True
         if isinstance(node, cst.BaseStatement):
             self.stack.append(node)
-        if isinstance(node, (cst.Call, cst.AssignTarget, cst.AugAssign, cst.Return)) and self.stack:
-            self.found.append((node, self.stack[-1]))
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
