@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ...analysis import traverse
 from ...analysis.codegen import node_code
 from ...analysis.block import BlockAnalysis
 from ...analysis.custom_ops import CREATES_CUSTOM_OP, CustomOp, FunctionRef
@@ -216,7 +217,7 @@ class _Reads:
                     reported.add(id(call))
                     yield report
         for test, statement, how in self._decisions():
-            if any(id(n) in reported for n in _descendants(test)):
+            if reported and any(id(n) in reported for n in _descendants(test)):
                 continue
             message = (f"fake implementation of custom op {label} reads tensor data "
                        f"(`{_code(test)}`{how}): fake tensors have none, and torch raises `{_GUARD}` "
@@ -319,5 +320,5 @@ def _code(node: cst.CSTNode) -> str:
 
 def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield node
-    for child in node.children:
+    for child in traverse.children(node):  # (libcst's node.children rebuilds the node)
         yield from _descendants(child)
