@@ -54,19 +54,27 @@ class ParsedBlock:
         return self._summary
 
     def position(self, node: cst.CSTNode) -> CodeRange:
+        return _range(self.span(node))
+
+    def whitespace_position(self, node: cst.CSTNode) -> CodeRange:
+        """The exact span of ``module.code_for_node(node)``: what a replacement replaces."""
+        return _range(self.whitespace_span(node))
+
+    def span(self, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]]:
+        """``position(node)`` as ((line, column), (line, column))."""
         found = self._positions.get(id(node)) if self._positions is not None else None
         if found is None:
             self._resolve_positions()
             found = self._positions[id(node)]  # type: ignore[index]
-        return _range(found)
+        return found
 
-    def whitespace_position(self, node: cst.CSTNode) -> CodeRange:
-        """The exact span of ``module.code_for_node(node)``: what a replacement replaces."""
+    def whitespace_span(self, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]]:
+        """``whitespace_position(node)`` as ((line, column), (line, column))."""
         found = self._whitespace_positions.get(id(node)) if self._whitespace_positions is not None else None
         if found is None:
             self._resolve_positions()
             found = self._whitespace_positions[id(node)]  # type: ignore[index]
-        return _range(found)
+        return found
 
     def forget_positions(self) -> None:
         self._positions = self._whitespace_positions = None

@@ -11,7 +11,7 @@ import re
 import time
 from bisect import bisect_left
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -589,7 +589,7 @@ def _suppressed(findings: list[Finding], suppressions, syntax_errors: int, text:
 
 
 def _finish(findings: list[Finding], path: str) -> list[Finding]:
-    kept = [replace(f, path=path) for f in _dedupe(findings)]
+    kept = [f.with_path(path) for f in _dedupe(findings)]
     kept.sort(key=Finding.sort_key)
     return kept
 
@@ -719,9 +719,9 @@ def _to_finding(rule: Rule, report: Report, position: int,
     cached, since their positions depend on that other block too).
     """
     _, entry = good[position]
-    start = _span(entry, report.node).start
-    end = _span(entry, report.end_node or report.node).end
-    statement_line = entry.position(report.site.statement).start.line
+    (start_line, start_column), _ = _span(entry, report.node)
+    _, (end_line, end_column) = _span(entry, report.end_node or report.node)
+    statement_line = entry.span(report.site.statement)[0][0]
     fix = None
     remote = False
     if report.fix is not None:
@@ -729,15 +729,14 @@ def _to_finding(rule: Rule, report: Report, position: int,
         for replacement in report.fix.replacements:
             target = top_to_block.get(id(replacement.site.top_statement), position)
             target_block, target_entry = good[target]
-            span = target_entry.whitespace_position(replacement.node)
+            (line, column), (last_line, last_column) = target_entry.whitespace_span(replacement.node)
             shift = target_block.start_line - good[position][0].start_line
             remote = remote or target != position
-            edits.append(Edit(Range.of(span.start.line + shift, span.start.column,
-                                       span.end.line + shift, span.end.column),
+            edits.append(Edit(Range.of(line + shift, column, last_line + shift, last_column),
                               replacement.new_text))
         fix = Fix(report.fix.title, report.fix.applicability, tuple(sorted(set(edits), key=lambda e: e.range)))
     finding = Finding(rule.code, rule.name, _severity(rule, report.severity, options), report.message,
-                      Range.of(start.line, start.column, end.line, end.column), fix, statement_line)
+                      Range.of(start_line, start_column, end_line, end_column), fix, statement_line)
     return finding, remote
 
 
@@ -757,11 +756,11 @@ def _placed_nodes(reports: Iterable[Report], position: int, top_to_block: Mappin
                     yield replacement.node, replacement.site.statement
 
 
-def _span(entry: ParsedBlock, node: cst.CSTNode):
+def _span(entry: ParsedBlock, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]]:
     """Where a node is, parentheses included for expressions."""
-    if isinstance(node, cst.BaseExpression) and getattr(node, "lpar", None):
-        return entry.whitespace_position(node)
-    return entry.position(node)
+    if getattr(node, "lpar", None) and isinstance(node, cst.BaseExpression):
+        return entry.whitespace_span(node)
+    return entry.span(node)
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
