@@ -24,7 +24,7 @@ from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, library_al
 from ..analysis.facts import Evaluator
 from ..analysis.gradcheck_calls import gradcheck_names
 from ..analysis.scopes import ModuleContext, Site, default_dtype_of
-from ..analysis.source import NEWLINE, Block, NameSet, ScannedSource, rescan, scan, without_comments_and_strings
+from ..analysis.source import NEWLINE, Block, NameSet, ScannedSource, rescan, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
 from ..rules import RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from ..rules.base import Report, Rule
@@ -214,9 +214,11 @@ class ModuleView:
 def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
                 conftests: Sequence[str] = (), path: str | None = None,
                 cancelled: Callable[[], bool] | None = None,
-                only: Callable[[Sequence[Block]], set[int] | None] | None = None) -> ModuleView:
+                only: Callable[[Sequence[Block]], set[int] | None] | None = None,
+                code_of: Callable[[str], Code] = Code) -> ModuleView:
     """``only``: given the blocks, the positions of those to parse (None: all); a chosen
-    block libcst cannot parse makes the whole file parsed."""
+    block libcst cannot parse makes the whole file parsed. ``code_of``: a block text's
+    ``Code``, shared with the pre-checks."""
     with timings.phase(timings.PRE_CHECKS):
         scanned = cache.scan(text, path)
         chosen = only(scanned.blocks) if only is not None else None
@@ -229,11 +231,12 @@ def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
             if any(entry.module is None for _, entry in parsed):
                 parsed = _parse_blocks(scanned.blocks, cache.blocks, text, cancelled)
     with timings.phase(timings.CONTEXT):
-        return _view(text, cache, default_dtype, conftests, scanned, parsed)
+        return _view(text, cache, default_dtype, conftests, scanned, parsed, code_of)
 
 
 def _view(text: str, cache: LintCache, default_dtype: str | None, conftests: Sequence[str],
-          scanned: ScannedSource, parsed: list[tuple[Block, ParsedBlock]]) -> ModuleView:
+          scanned: ScannedSource, parsed: list[tuple[Block, ParsedBlock]],
+          code_of: Callable[[str], Code] = Code) -> ModuleView:
     """The view of the parsed blocks: their statements as one module, and its context."""
     good = [(block, entry) for block, entry in parsed if entry.module is not None]
     statements: list[cst.BaseStatement] = []
@@ -244,7 +247,7 @@ def _view(text: str, cache: LintCache, default_dtype: str | None, conftests: Seq
         statements.extend(entry.module.body)
     context = ModuleContext(statements)
     # custom ops are defined and registered only where the code mentions torch.library
-    limit_search(context, _library_statements(text, good, indexes, context))
+    limit_search(context, _library_statements(text, good, indexes, context, code_of))
     if default_dtype == AUTO:
         context.default_dtype = default_dtype_of([(e.module, b.text) for b, e in good], context)
     else:
@@ -318,7 +321,7 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         if not exhaustive:
             rules = _possible_in_file(rules, file_code)
             only = _needed_blocks(text, rules, file_code, code_of, cache)
-    view = _view_needed_blocks(text, cache, options, path, cancelled, only)
+    view = _view_needed_blocks(text, cache, options, path, cancelled, only, code_of)
     findings, syntax_errors = _syntax_findings(view, options)
     suppressions = parse_suppressions(view.scanned.comments)
     report_progress = _ProgressReporter(progress, progress_interval, started, suppressions, path)
@@ -383,11 +386,13 @@ def _needed_blocks(text: str, rules: list[Rule], file_code: Code, code_of: _Code
 
 
 def _view_needed_blocks(text: str, cache: LintCache, options: LintOptions, path: str,
-                        cancelled: Callable[[], bool] | None, only: Callable | None) -> ModuleView:
+                        cancelled: Callable[[], bool] | None, only: Callable | None,
+                        code_of: Callable[[str], Code] = Code) -> ModuleView:
     """The module's view, parsing only what ``only`` says is needed (all blocks if None);
     parsed blocks this lint did not use leave the cache."""
     cache.blocks.mark()
-    view = view_module(text, cache, options.default_dtype, options.conftests, path, cancelled, only)
+    view = view_module(text, cache, options.default_dtype, options.conftests, path, cancelled, only,
+                       code_of)
     cache.blocks.trim()
     return view
 
@@ -662,18 +667,22 @@ def _parse_blocks(blocks: Sequence[Block], cache: BlockCache, text: str,
 
 
 def _library_statements(text: str, good: Sequence[tuple[Block, ParsedBlock]],
-                        indexes: Sequence[range], context: ModuleContext) -> list[int]:
+                        indexes: Sequence[range], context: ModuleContext,
+                        code_of: Callable[[str], Code] = Code) -> list[int]:
     """Positions of the top-level statements whose code mentions torch.library (or a
-    module-level alias of its API)."""
+    module-level alias of its API). (A block's ``Code`` answers what the pre-checks asked
+    already: whether the pattern matches its text, and its code.)"""
     if not may_match(MENTIONS_TORCH_LIBRARY, text):
         return []
     aliases = library_aliases(context)
     alias = re.compile(r"\b(?:" + "|".join(map(re.escape, aliases)) + r")\b") if aliases else None
     found = []
     for (block, _), block_indexes in zip(good, indexes):
-        if may_match(MENTIONS_TORCH_LIBRARY, block.text) or (alias and alias.search(block.text)):
-            code = without_comments_and_strings(block.text)  # (code_only's result, faster)
-            if may_match(MENTIONS_TORCH_LIBRARY, code) or (alias and alias.search(code)):
+        code = code_of(block.text)
+        in_text = code.matches(MENTIONS_TORCH_LIBRARY, False)
+        if in_text or (alias and alias.search(block.text)):
+            if (code.matches(MENTIONS_TORCH_LIBRARY, True) if in_text else
+                    may_match(MENTIONS_TORCH_LIBRARY, code())) or (alias and alias.search(code())):
                 found.extend(block_indexes)
     return found
 
