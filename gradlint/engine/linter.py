@@ -738,6 +738,8 @@ def _to_finding(rule: Rule, report: Report, position: int,
         for replacement in report.fix.replacements:
             target = top_to_block.get(id(replacement.site.top_statement), position)
             target_block, target_entry = good[target]
+            if target != position:  # (another block's node: placed alone if nothing of it is)
+                target_entry.resolve_positions_of((replacement.node,))
             (line, column), (last_line, last_column) = target_entry.whitespace_span(replacement.node)
             shift = target_block.start_line - good[position][0].start_line
             remote = remote or target != position
