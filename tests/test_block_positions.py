@@ -139,6 +139,10 @@ def test_the_wanted_nodes_alone_get_libcsts_positions(code: str):
             assert {id(n) for n in wanted} <= {id(n) for n in recorded}
             if "\r" not in text:
                 assert len(recorded) < len(nodes) or len(wanted) == len(nodes)
+            more = chance.sample(nodes, min(len(nodes), 3))  # placed beside those already placed
+            block.resolve_positions_of(more)
+            recorded = [n for n in nodes if id(n) in (block._whitespace_positions or ())]
+            assert {id(n) for n in wanted + more} <= {id(n) for n in recorded}
             for node in recorded:
                 assert block.position(node) == syntactic[node], type(node).__name__
                 assert block.whitespace_position(node) == inclusive[node], type(node).__name__
@@ -218,8 +222,11 @@ def test_statement_by_statement_positions_equal_libcsts(monkeypatch):
             placed_alone += block._place_statements(pairs) if "\r" not in text else 0
             block.forget_positions()
             block.resolve_positions_in(pairs)
+            statement, nodes = chance.choice(statements)  # then more, beside those placed
+            more = [(statement, statement), *((node, statement) for node in nodes[:3])]
+            block.resolve_positions_in(more)
             recorded = [n for n in _all_nodes(block.module) if id(n) in (block._whitespace_positions or ())]
-            assert {id(node) for node, _ in pairs} <= {id(n) for n in recorded}
+            assert {id(node) for node, _ in pairs + more} <= {id(n) for n in recorded}
             for node in recorded:
                 assert block.position(node) == syntactic[node], type(node).__name__
                 assert block.whitespace_position(node) == inclusive[node], type(node).__name__

@@ -85,11 +85,12 @@ class ParsedBlock:
         resolving every position, which took a tenth of a cold run full of findings), and
         records only them (see ``_WantedPositionsState``). Any other node asked for later
         resolves every position."""
-        wanted = {id(node) for node in nodes}
-        if not wanted or self._positions is not None:
+        placed = self._whitespace_positions
+        wanted = {id(node) for node in nodes if placed is None or id(node) not in placed}
+        if not wanted:
             return
         if "\r" in self.text:  # (a lone CR ends a line: the full state counts lines token by token)
-            self._resolve_positions(wanted)
+            self._resolve_positions(None if placed is not None else wanted)
             return
         assert self.module is not None
         state = _WantedPositionsState(self.module.default_indent, self.module.default_newline, wanted)
@@ -97,7 +98,15 @@ class ParsedBlock:
             self.module._codegen(state)
         except _AllPlaced:
             pass
-        self._positions, self._whitespace_positions = state.spans()
+        self._add_positions(*state.spans())
+
+    def _add_positions(self, syntactic: dict, whitespace: dict) -> None:
+        """Spans of more nodes (each exact: those already placed keep theirs)."""
+        if self._positions is None or self._whitespace_positions is None:
+            self._positions, self._whitespace_positions = syntactic, whitespace
+        else:
+            self._positions.update(syntactic)
+            self._whitespace_positions.update(whitespace)
 
     def resolve_positions_in(self, pairs: Iterable[tuple[cst.CSTNode, cst.BaseStatement]]) -> None:
         """Positions of at least the nodes of ``pairs``, each given with the statement of
@@ -105,8 +114,9 @@ class ParsedBlock:
         started on the line ``statement_lines`` finds it on (the text there must be the
         code generated), not of all the block before them. Else as
         ``resolve_positions_of``."""
-        pairs = list(pairs)
-        if not pairs or self._positions is not None:
+        placed = self._whitespace_positions
+        pairs = [pair for pair in pairs if placed is None or id(pair[0]) not in placed]
+        if not pairs:
             return
         if len(self.text) < PLACE_BY_STATEMENT_CHARS or "\r" in self.text or \
                 not self._place_statements(pairs):
@@ -146,7 +156,7 @@ class ParsedBlock:
             placed_syntactic, placed_whitespace = state.spans(line)
             syntactic.update(placed_syntactic)
             whitespace.update(placed_whitespace)
-        self._positions, self._whitespace_positions = syntactic, whitespace
+        self._add_positions(syntactic, whitespace)
         return True
 
     def _resolve_positions(self, wanted: set[int] | None = None) -> None:
