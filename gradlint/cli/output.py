@@ -223,16 +223,11 @@ _STRING = json.encoder.encode_basestring  # (ensure_ascii=False's encoder, in C)
 
 def _indented(value: object, indent: str, parts: list[str]) -> None:
     kind = type(value)
-    if kind is str:
-        parts.append(_STRING(value))
-    elif value is None:
-        parts.append("null")
-    elif value is True:
-        parts.append("true")
-    elif value is False:
-        parts.append("false")
-    elif kind is int:
-        parts.append(int.__repr__(value))
+    scalar = _SCALARS.get(kind)
+    if scalar is not None:
+        parts.append(scalar(value))
+    elif value is None or value is True or value is False:
+        parts.append(_CONSTANTS[value])  # type: ignore[index]
     elif kind is dict:
         if not value:
             parts.append("{}")
@@ -242,10 +237,12 @@ def _indented(value: object, indent: str, parts: list[str]) -> None:
         for key, item in value.items():  # type: ignore[attr-defined]
             if type(key) is not str:
                 raise _NotPlain
-            parts.append(separator)
-            parts.append(_STRING(key))
-            parts.append(": ")
-            _indented(item, inner, parts)
+            scalar = _SCALARS.get(type(item))
+            if scalar is not None:  # (most values: written with their key in one piece)
+                parts.append(f"{separator}{_STRING(key)}: {scalar(item)}")
+            else:
+                parts.append(f"{separator}{_STRING(key)}: ")
+                _indented(item, inner, parts)
             separator = ",\n" + inner
         parts.append("\n" + indent + "}")
     elif kind is list or kind is tuple:
@@ -261,6 +258,10 @@ def _indented(value: object, indent: str, parts: list[str]) -> None:
         parts.append("\n" + indent + "]")
     else:
         raise _NotPlain
+
+
+_SCALARS = {str: _STRING, int: int.__repr__}  # (exact types: a bool is not written as an int)
+_CONSTANTS = {None: "null", True: "true", False: "false"}
 
 
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note",
