@@ -103,5 +103,11 @@ class Finding:
             self.cell,
         )
 
+    def with_path(self, path: str) -> "Finding":
+        """``dataclasses.replace(self, path=path)``, without its generic field walk."""
+        return Finding(self.code, self.name, self.severity, self.message, self.range, self.fix,
+                       self.statement_line, path, self.cell)
+
     def sort_key(self) -> tuple:
-        return (-1 if self.cell is None else self.cell, self.range.start, self.code, self.message)
+        start = self.range.start  # (its line and column: a Position compares in Python)
+        return (-1 if self.cell is None else self.cell, start.line, start.column, self.code, self.message)

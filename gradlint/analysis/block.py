@@ -7,6 +7,7 @@ from typing import Sequence
 
 import libcst as cst
 
+from .codegen import node_code
 from .autograd_functions import AutogradFunction, find_autograd_functions
 from .custom_ops import CustomOp, custom_ops, ops_by_top_statement
 from .checked_code import CheckedCode, FunctionIndex, checked_code
@@ -36,7 +37,7 @@ class BlockAnalysis:
             mark_without_walrus(module.body)
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+        return node_code(node, self.module)
 
     @cached_property
     def gradcheck_calls(self) -> list[GradcheckCall]:

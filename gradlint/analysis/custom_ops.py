@@ -24,6 +24,7 @@ from typing import Iterable, Iterator, Sequence
 
 import libcst as cst
 
+from .codegen import node_code
 from .arguments import has_unknown_double_star, literal_mapping
 from .gradcheck_calls import StatementExpressions
 from .names import BindingKind, dotted_name
@@ -723,11 +724,11 @@ def _params_from_def(node: cst.FunctionDef, context: ModuleContext, scope: Scope
     params: list[OpParameter] = []
 
     def add(param: cst.Param, kind: str) -> None:
-        annotation_text = module.code_for_node(param.annotation.annotation) \
+        annotation_text = node_code(param.annotation.annotation, module) \
             if param.annotation is not None else None
         verdict = parameter_verdict(param.annotation, context, scope) \
             if param.annotation is not None else Verdict()
-        default = module.code_for_node(param.default) if param.default is not None else None
+        default = node_code(param.default, module) if param.default is not None else None
         params.append(OpParameter(param.name.value, kind, param, param.annotation, annotation_text,
                                   verdict, verdict.schema_type, default))
 

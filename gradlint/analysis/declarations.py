@@ -8,6 +8,8 @@ from typing import Callable
 
 import libcst as cst
 
+from .codegen import node_code
+
 DECLARATION = re.compile(r"^#\s*gradlint:\s*inputs\s*=\s*(?P<expr>.*?)\s*$")
 
 
@@ -40,7 +42,7 @@ def decorator_declaration(node: cst.FunctionDef | cst.ClassDef, module: cst.Modu
             continue
         if any(arg.keyword is not None or arg.star == "**" for arg in call.args):
             return None
-        values = [module.code_for_node(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+        values = [node_code(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT), module)
                   for arg in call.args]
         trailing = "," if len(values) == 1 else ""
         return "(" + ", ".join(values) + trailing + ")", decorator

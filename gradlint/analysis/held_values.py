@@ -15,6 +15,7 @@ from typing import Sequence
 
 import libcst as cst
 
+from .codegen import node_code
 from .names import BindingKind, body_statements
 from .scopes import Frame, ModuleContext, Scope, Site, function_scope
 from .traverse import visit
@@ -203,7 +204,7 @@ def _record_fields(func: cst.BaseExpression, context: ModuleContext) -> list[str
             return None
         for small in stmt.body:
             if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                annotation = cst.Module(body=[]).code_for_node(small.annotation.annotation)
+                annotation = node_code(small.annotation.annotation)
                 if any(word in annotation for word in ("ClassVar", "InitVar", "KW_ONLY")) or \
                         not _plain_field(small.value, context):
                     return None

@@ -13,6 +13,7 @@ from typing import Iterator, Mapping
 
 import libcst as cst
 
+from .codegen import node_code
 from . import memos, traverse
 from .names import BindingKind, ScopeTable, body_statements
 from .scopes import ModuleContext, Scope
@@ -270,12 +271,16 @@ def _basic_index(expr: cst.Subscript) -> bool:
 
 
 def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=()).code_for_node(node)
+    return node_code(node)
 
 
 def _short(node: cst.CSTNode, limit: int = 40) -> str:
     text = " ".join(_code(node).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_CLOSED = traverse.exact_types(cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_FOUND = traverse.exact_types(cst.Call, cst.AssignTarget, cst.AugAssign, cst.Return)  # (no statement)
 
 
 # Several rules follow the same function (an op's function: for writes, for returned
@@ -306,17 +311,22 @@ class _Walker(cst.CSTVisitor):
     """Calls, assignment targets, augmented assignments and returns in a function body
     (not in nested functions), with their innermost statements."""
 
+    skip_trivia = True  # (traverse.visit: none of these, nor a statement, is a layout node)
+
     def __init__(self) -> None:
         self.stack: list[cst.BaseStatement] = []
         self.found: list[tuple[cst.CSTNode, cst.BaseStatement]] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        kind = type(node)
+        if kind in _CLOSED:
             return False
+        if kind in _FOUND:
+            if self.stack:
+                self.found.append((node, self.stack[-1]))
+            return True
         if isinstance(node, cst.BaseStatement):
             self.stack.append(node)
-        if isinstance(node, (cst.Call, cst.AssignTarget, cst.AugAssign, cst.Return)) and self.stack:
-            self.found.append((node, self.stack[-1]))
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:

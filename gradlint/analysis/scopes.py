@@ -8,6 +8,7 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
+from .codegen import node_code
 from . import memos, torch_api
 from .names import ScopeTable, body_statements, compound_bodies, without_walrus
 
@@ -277,7 +278,7 @@ def default_dtype_of(blocks: Sequence[tuple[cst.Module, str]], context: ModuleCo
         for stmt in module.body:
             code = None
             if not isinstance(stmt, cst.SimpleStatementLine):
-                code = module.code_for_node(stmt)
+                code = node_code(stmt, module)
                 if _MENTION.search(code):
                     # inside a def, class or branch: cannot be followed from the top
                     context.default_dtype_set_in_functions = isinstance(stmt, cst.FunctionDef) or (
@@ -294,7 +295,7 @@ def default_dtype_of(blocks: Sequence[tuple[cst.Module, str]], context: ModuleCo
                     if name in torch_api.SET_DEFAULT_DTYPE | torch_api.SET_DEFAULT_TENSOR_TYPE:
                         found.append(_dtype_argument(small.value, context))
                         continue
-                if _MENTION.search(module.code_for_node(small)):
+                if _MENTION.search(node_code(small, module)):
                     context.default_dtype_set_in_functions = False
                     return None
     if found_in_function:
@@ -307,7 +308,7 @@ def default_dtype_of(blocks: Sequence[tuple[cst.Module, str]], context: ModuleCo
 def _only_in_methods(node: cst.ClassDef, module: cst.Module) -> bool:
     """Every mention of set_default_dtype in the class is inside one of its methods."""
     for stmt in body_statements(node.body):
-        if not isinstance(stmt, cst.FunctionDef) and _MENTION.search(module.code_for_node(stmt)):
+        if not isinstance(stmt, cst.FunctionDef) and _MENTION.search(node_code(stmt, module)):
             return False
     return True
 

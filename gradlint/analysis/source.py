@@ -136,6 +136,38 @@ class NameSet(tuple):
         return name in self._set
 
 
+def code_lines(text: str) -> list[tuple[int, int]]:
+    """The lines of ``text`` that begin a logical line of code (not inside brackets, a
+    string or a backslash continuation, nor blank or only a comment), as (1-based line,
+    offset of the line's first character), in order. For code that parses: no recovery
+    from an unclosed bracket."""
+    found = []
+    line = 1
+    depth = 0
+    candidates = [(1, 0)]
+    for match in _TOKEN.finditer(text):
+        kind = match.lastgroup
+        if kind == "string":
+            line += len(NEWLINE.findall(match.group()))
+        elif kind == "open":
+            depth += 1
+        elif kind == "close":
+            depth = max(0, depth - 1)
+        elif kind == "continuation":
+            line += 1
+        elif kind == "newline":
+            line += 1
+            if depth == 0:
+                candidates.append((line, match.end()))
+    for line, offset in candidates:
+        if _CODE_START.match(text, offset):
+            found.append((line, offset))
+    return found
+
+
+_CODE_START = re.compile(r"[ \t\f]*[^ \t\f\r\n#]")
+
+
 _WORD = re.compile(r"\w+")
 _WORD_ONLY = re.compile(r"\w+")
 _FEW_NAMES = 8  # fewer names: a substring search each is cheaper than splitting the text

@@ -198,7 +198,70 @@ def finding_json(f: Finding) -> dict:
 
 
 def render_json(findings: Sequence[Finding]) -> str:
-    return json.dumps([finding_json(f) for f in findings], indent=2, ensure_ascii=False)
+    return indented_json([finding_json(f) for f in findings])
+
+
+def indented_json(value: object) -> str:
+    """``json.dumps(value, indent=2, ensure_ascii=False)``, for the types JSON has (dicts
+    with string keys, lists, strings, integers, booleans, None; anything else goes to
+    ``json.dumps``). The json module encodes in Python when asked to indent, one generator
+    per container (its C encoder does not indent): a third of the cost, for the same text."""
+    parts: list[str] = []
+    try:
+        _indented(value, "", parts)
+    except _NotPlain:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    return "".join(parts)
+
+
+class _NotPlain(Exception):
+    """A value ``indented_json`` leaves to ``json.dumps``."""
+
+
+_STRING = json.encoder.encode_basestring  # (ensure_ascii=False's encoder, in C)
+
+
+def _indented(value: object, indent: str, parts: list[str]) -> None:
+    kind = type(value)
+    scalar = _SCALARS.get(kind)
+    if scalar is not None:
+        parts.append(scalar(value))
+    elif value is None or value is True or value is False:
+        parts.append(_CONSTANTS[value])  # type: ignore[index]
+    elif kind is dict:
+        if not value:
+            parts.append("{}")
+            return
+        inner = indent + "  "
+        separator = "{\n" + inner
+        for key, item in value.items():  # type: ignore[attr-defined]
+            if type(key) is not str:
+                raise _NotPlain
+            scalar = _SCALARS.get(type(item))
+            if scalar is not None:  # (most values: written with their key in one piece)
+                parts.append(f"{separator}{_STRING(key)}: {scalar(item)}")
+            else:
+                parts.append(f"{separator}{_STRING(key)}: ")
+                _indented(item, inner, parts)
+            separator = ",\n" + inner
+        parts.append("\n" + indent + "}")
+    elif kind is list or kind is tuple:
+        if not value:
+            parts.append("[]")
+            return
+        inner = indent + "  "
+        separator = "[\n" + inner
+        for item in value:  # type: ignore[attr-defined]
+            parts.append(separator)
+            _indented(item, inner, parts)
+            separator = ",\n" + inner
+        parts.append("\n" + indent + "]")
+    else:
+        raise _NotPlain
+
+
+_SCALARS = {str: _STRING, int: int.__repr__}  # (exact types: a bool is not written as an int)
+_CONSTANTS = {None: "null", True: "true", False: "false"}
 
 
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note",

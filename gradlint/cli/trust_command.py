@@ -8,13 +8,16 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..engine import trust_store
+if TYPE_CHECKING:  # (imported where used: `gradlint check` builds this command's parser only)
+    from ..engine import trust_store
 
 EXIT_CLEAN, EXIT_ERROR = 0, 2
 
 
 def store_path() -> Path:
+    from ..engine import trust_store
     return trust_store.default_location(os.environ, Path.home())
 
 
@@ -33,6 +36,7 @@ def add_parsers(commands) -> None:
 
 
 def _load(path: Path) -> trust_store.TrustStore:
+    from ..engine import trust_store
     try:
         return trust_store.load(path)
     except trust_store.TrustStoreError as error:
@@ -41,6 +45,7 @@ def _load(path: Path) -> trust_store.TrustStore:
 
 
 def _save(store: trust_store.TrustStore) -> None:
+    from ..engine import trust_store
     try:
         trust_store.save(store)
     except trust_store.TrustStoreError as error:
@@ -49,6 +54,7 @@ def _save(store: trust_store.TrustStore) -> None:
 
 
 def trust_command(args: argparse.Namespace) -> int:
+    from ..engine import trust_store
     path = store_path()
     store = _load(path)
     if args.list:
@@ -75,6 +81,7 @@ def trust_command(args: argparse.Namespace) -> int:
 
 
 def untrust_command(args: argparse.Namespace) -> int:
+    from ..engine import trust_store
     path = store_path()
     store = _load(path)
     if args.all:

@@ -160,7 +160,7 @@ def _check_file(task: tuple) -> tuple[FileReport, str | None]:
         from . import files  # noqa: F401 (and what linting imports first: libcst, the rules)
         from .. import rules  # noqa: F401
 
-    cache = LintCache()
+    cache = LintCache(keep_findings=fixing or count_fixes)  # (a later lint of the fixed text reads them)
     with _no_collections():
         report = lint_file(job.path, job.display, job.options, fix=fixing, unsafe=unsafe, data=data,
                            count_fixes=count_fixes, cache=cache)

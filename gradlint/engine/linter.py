@@ -11,7 +11,7 @@ import re
 import time
 from bisect import bisect_left
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -24,7 +24,7 @@ from ..analysis.custom_ops import MENTIONS_TORCH_LIBRARY, custom_ops, library_al
 from ..analysis.facts import Evaluator
 from ..analysis.gradcheck_calls import gradcheck_names
 from ..analysis.scopes import ModuleContext, Site, default_dtype_of
-from ..analysis.source import NEWLINE, Block, NameSet, ScannedSource, rescan, scan, without_comments_and_strings
+from ..analysis.source import NEWLINE, Block, NameSet, ScannedSource, rescan, scan
 from ..findings import Applicability, Edit, Finding, Fix, Range, Severity
 from ..rules import RULES_BY_CODE, SYNTAX_ERROR, UNUSED_SUPPRESSION
 from ..rules.base import Report, Rule
@@ -65,7 +65,12 @@ def is_unplaced(finding: Finding) -> bool:
 class LintCache:
     """Shared by successive lints of the same (or similar) documents; bounded by bytes."""
 
-    def __init__(self, max_bytes: int = 96 * 2 ** 20):
+    def __init__(self, max_bytes: int = 96 * 2 ** 20, keep_findings: bool = True):
+        """``keep_findings``: False for a cache no later lint reads (a check that fixes
+        nothing and counts no fix): its blocks' findings are then neither looked up nor
+        kept, and what only their keys need is not made (the module context's key, of
+        every block's summary)."""
+        self.keep_findings = keep_findings
         self.blocks = BlockCache(max_bytes * 2 // 3)
         # findings per (block text, context): an LRU bounded by estimated bytes
         self.findings: OrderedDict[tuple, list[Finding]] = OrderedDict()
@@ -151,11 +156,15 @@ class ModuleView:
     good: list[tuple[Block, ParsedBlock]]  # the blocks that parse
     indexes: list[range]  # for each good block, its statements' positions in the module
     context: ModuleContext
-    context_key: str  # changes when anything other blocks depend on changes
     evaluator: Evaluator
     gradcheck_aliases: NameSet
     top_to_block: dict[int, int]  # id(top-level statement) -> position in `good`
     _lazy: dict = field(default_factory=dict)
+
+    @cached_property
+    def context_key(self) -> str:
+        """Changes when anything other blocks depend on changes."""
+        return fingerprint((tuple(entry.summary for _, entry in self.good), self.context.default_dtype))
 
     def custom_op_blocks(self, text: str) -> frozenset[int]:
         """Positions of the blocks holding a piece of a torch.library custom op."""
@@ -205,9 +214,11 @@ class ModuleView:
 def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
                 conftests: Sequence[str] = (), path: str | None = None,
                 cancelled: Callable[[], bool] | None = None,
-                only: Callable[[Sequence[Block]], set[int] | None] | None = None) -> ModuleView:
+                only: Callable[[Sequence[Block]], set[int] | None] | None = None,
+                code_of: Callable[[str], Code] = Code) -> ModuleView:
     """``only``: given the blocks, the positions of those to parse (None: all); a chosen
-    block libcst cannot parse makes the whole file parsed."""
+    block libcst cannot parse makes the whole file parsed. ``code_of``: a block text's
+    ``Code``, shared with the pre-checks."""
     with timings.phase(timings.PRE_CHECKS):
         scanned = cache.scan(text, path)
         chosen = only(scanned.blocks) if only is not None else None
@@ -220,11 +231,12 @@ def view_module(text: str, cache: LintCache, default_dtype: str | None = AUTO,
             if any(entry.module is None for _, entry in parsed):
                 parsed = _parse_blocks(scanned.blocks, cache.blocks, text, cancelled)
     with timings.phase(timings.CONTEXT):
-        return _view(text, cache, default_dtype, conftests, scanned, parsed)
+        return _view(text, cache, default_dtype, conftests, scanned, parsed, code_of)
 
 
 def _view(text: str, cache: LintCache, default_dtype: str | None, conftests: Sequence[str],
-          scanned: ScannedSource, parsed: list[tuple[Block, ParsedBlock]]) -> ModuleView:
+          scanned: ScannedSource, parsed: list[tuple[Block, ParsedBlock]],
+          code_of: Callable[[str], Code] = Code) -> ModuleView:
     """The view of the parsed blocks: their statements as one module, and its context."""
     good = [(block, entry) for block, entry in parsed if entry.module is not None]
     statements: list[cst.BaseStatement] = []
@@ -235,12 +247,11 @@ def _view(text: str, cache: LintCache, default_dtype: str | None, conftests: Seq
         statements.extend(entry.module.body)
     context = ModuleContext(statements)
     # custom ops are defined and registered only where the code mentions torch.library
-    limit_search(context, _library_statements(text, good, indexes, context))
+    limit_search(context, _library_statements(text, good, indexes, context, code_of))
     if default_dtype == AUTO:
         context.default_dtype = default_dtype_of([(e.module, b.text) for b, e in good], context)
     else:
         context.default_dtype = default_dtype
-    context_key = fingerprint((tuple(entry.summary for _, entry in good), context.default_dtype))
     top_to_block = {id(stmt): position for position, (_, entry) in enumerate(good)
                     for stmt in entry.module.body}  # type: ignore[union-attr]
     fixtures = None
@@ -248,7 +259,7 @@ def _view(text: str, cache: LintCache, default_dtype: str | None, conftests: Seq
         modules = [entry.module for entry in map(cache.blocks.get, conftests)
                    if entry.module is not None]
         fixtures = FixtureSource(modules, context.default_dtype)
-    return ModuleView(scanned, parsed, good, indexes, context, context_key,
+    return ModuleView(scanned, parsed, good, indexes, context,
                       Evaluator(context, fixtures), _gradcheck_aliases(context, text), top_to_block)
 
 
@@ -295,7 +306,7 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
           progress: Callable[[list[Finding]], None] | None = None,
           progress_interval: float = 1.0, placed: bool = True) -> LintResult:
     started = time.monotonic()
-    cache = LintCache() if cache is None else cache
+    cache = LintCache(keep_findings=False) if cache is None else cache
     if len(text) > MAX_SOURCE_CHARS:
         return _too_large(text, path, options)
     if "torch" not in text:
@@ -310,7 +321,7 @@ def _lint(text: str, path: str, options: LintOptions, cache: LintCache | None, *
         if not exhaustive:
             rules = _possible_in_file(rules, file_code)
             only = _needed_blocks(text, rules, file_code, code_of, cache)
-    view = _view_needed_blocks(text, cache, options, path, cancelled, only)
+    view = _view_needed_blocks(text, cache, options, path, cancelled, only, code_of)
     findings, syntax_errors = _syntax_findings(view, options)
     suppressions = parse_suppressions(view.scanned.comments)
     report_progress = _ProgressReporter(progress, progress_interval, started, suppressions, path)
@@ -375,11 +386,13 @@ def _needed_blocks(text: str, rules: list[Rule], file_code: Code, code_of: _Code
 
 
 def _view_needed_blocks(text: str, cache: LintCache, options: LintOptions, path: str,
-                        cancelled: Callable[[], bool] | None, only: Callable | None) -> ModuleView:
+                        cancelled: Callable[[], bool] | None, only: Callable | None,
+                        code_of: Callable[[str], Code] = Code) -> ModuleView:
     """The module's view, parsing only what ``only`` says is needed (all blocks if None);
     parsed blocks this lint did not use leave the cache."""
     cache.blocks.mark()
-    view = view_module(text, cache, options.default_dtype, options.conftests, path, cancelled, only)
+    view = view_module(text, cache, options.default_dtype, options.conftests, path, cancelled, only,
+                       code_of)
     cache.blocks.trim()
     return view
 
@@ -433,12 +446,14 @@ class _BlockLinter:
     suppression_lines: list[int] | None = None
     unplaced: int = 0  # unplaced findings made (each has its own stand-in range)
 
-    def __post_init__(self) -> None:
-        self.context_key = fingerprint((self.view.context_key, self.options.key()))
+    @cached_property
+    def context_key(self) -> str:
+        return fingerprint((self.view.context_key, self.options.key()))
 
     def findings(self, position: int, block: Block, entry: ParsedBlock) -> list[Finding]:
-        key = (block.text, self.context_key)
-        cached = self._cached(key)
+        keep = self.cache.keep_findings
+        key = (block.text, self.context_key) if keep else ()
+        cached = self._cached(key) if keep else None
         if cached is not None:
             return [f.shifted(block.start_line - 1) for f in cached]
         recorder = timings.current()
@@ -448,14 +463,15 @@ class _BlockLinter:
         if recorder is not None:
             recorder.leave()
         if not active:
-            self.cache.remember(key, [])
+            if keep:
+                self.cache.remember(key, [])
             return []
         self.cache.analysed_blocks += 1
         analysis = self.view.analysis(position)
         if self.suppression_lines is not None and not self._holds_suppression(block):
             return self._unplaced(self._reports(active, analysis))
         local, cacheable = self._check(active, analysis, position, entry)
-        if cacheable:
+        if cacheable and keep:
             read = self._texts_read(analysis.statements_read)
             if read is not None:
                 self.cache.remember(key if not read else key + (READS,), local, read)
@@ -551,7 +567,7 @@ class _BlockLinter:
         recorder = timings.current()
         if recorder is not None:
             recorder.enter(timings.POSITIONS)
-        entry.resolve_positions_of(_placed_nodes((report for _, report in reports), position,
+        entry.resolve_positions_in(_placed_nodes((report for _, report in reports), position,
                                                  view.top_to_block))
         local: list[Finding] = []
         cacheable = True
@@ -578,7 +594,7 @@ def _suppressed(findings: list[Finding], suppressions, syntax_errors: int, text:
 
 
 def _finish(findings: list[Finding], path: str) -> list[Finding]:
-    kept = [replace(f, path=path) for f in _dedupe(findings)]
+    kept = [f.with_path(path) for f in _dedupe(findings)]
     kept.sort(key=Finding.sort_key)
     return kept
 
@@ -651,18 +667,22 @@ def _parse_blocks(blocks: Sequence[Block], cache: BlockCache, text: str,
 
 
 def _library_statements(text: str, good: Sequence[tuple[Block, ParsedBlock]],
-                        indexes: Sequence[range], context: ModuleContext) -> list[int]:
+                        indexes: Sequence[range], context: ModuleContext,
+                        code_of: Callable[[str], Code] = Code) -> list[int]:
     """Positions of the top-level statements whose code mentions torch.library (or a
-    module-level alias of its API)."""
+    module-level alias of its API). (A block's ``Code`` answers what the pre-checks asked
+    already: whether the pattern matches its text, and its code.)"""
     if not may_match(MENTIONS_TORCH_LIBRARY, text):
         return []
     aliases = library_aliases(context)
     alias = re.compile(r"\b(?:" + "|".join(map(re.escape, aliases)) + r")\b") if aliases else None
     found = []
     for (block, _), block_indexes in zip(good, indexes):
-        if may_match(MENTIONS_TORCH_LIBRARY, block.text) or (alias and alias.search(block.text)):
-            code = without_comments_and_strings(block.text)  # (code_only's result, faster)
-            if may_match(MENTIONS_TORCH_LIBRARY, code) or (alias and alias.search(code)):
+        code = code_of(block.text)
+        in_text = code.matches(MENTIONS_TORCH_LIBRARY, False)
+        if in_text or (alias and alias.search(block.text)):
+            if (code.matches(MENTIONS_TORCH_LIBRARY, True) if in_text else
+                    may_match(MENTIONS_TORCH_LIBRARY, code())) or (alias and alias.search(code())):
                 found.extend(block_indexes)
     return found
 
@@ -708,9 +728,9 @@ def _to_finding(rule: Rule, report: Report, position: int,
     cached, since their positions depend on that other block too).
     """
     _, entry = good[position]
-    start = _span(entry, report.node).start
-    end = _span(entry, report.end_node or report.node).end
-    statement_line = entry.position(report.site.statement).start.line
+    (start_line, start_column), _ = _span(entry, report.node)
+    _, (end_line, end_column) = _span(entry, report.end_node or report.node)
+    statement_line = entry.span(report.site.statement)[0][0]
     fix = None
     remote = False
     if report.fix is not None:
@@ -718,38 +738,40 @@ def _to_finding(rule: Rule, report: Report, position: int,
         for replacement in report.fix.replacements:
             target = top_to_block.get(id(replacement.site.top_statement), position)
             target_block, target_entry = good[target]
-            span = target_entry.whitespace_position(replacement.node)
+            if target != position:  # (another block's node: placed alone if nothing of it is)
+                target_entry.resolve_positions_of((replacement.node,))
+            (line, column), (last_line, last_column) = target_entry.whitespace_span(replacement.node)
             shift = target_block.start_line - good[position][0].start_line
             remote = remote or target != position
-            edits.append(Edit(Range.of(span.start.line + shift, span.start.column,
-                                       span.end.line + shift, span.end.column),
+            edits.append(Edit(Range.of(line + shift, column, last_line + shift, last_column),
                               replacement.new_text))
         fix = Fix(report.fix.title, report.fix.applicability, tuple(sorted(set(edits), key=lambda e: e.range)))
     finding = Finding(rule.code, rule.name, _severity(rule, report.severity, options), report.message,
-                      Range.of(start.line, start.column, end.line, end.column), fix, statement_line)
+                      Range.of(start_line, start_column, end_line, end_column), fix, statement_line)
     return finding, remote
 
 
 def _placed_nodes(reports: Iterable[Report], position: int, top_to_block: Mapping[int, int]
-                  ) -> Iterator[cst.CSTNode]:
+                  ) -> Iterator[tuple[cst.CSTNode, cst.BaseStatement]]:
     """The nodes whose positions `_to_finding` reads in block ``position``, the reports'
-    own (a fix's edits in other blocks are placed there)."""
+    own (a fix's edits in other blocks are placed there), each with its statement."""
     for report in reports:
-        yield report.node
+        statement = report.site.statement
+        yield report.node, statement
         if report.end_node is not None:
-            yield report.end_node
-        yield report.site.statement
+            yield report.end_node, statement
+        yield statement, statement
         if report.fix is not None:
             for replacement in report.fix.replacements:
                 if top_to_block.get(id(replacement.site.top_statement), position) == position:
-                    yield replacement.node
+                    yield replacement.node, replacement.site.statement
 
 
-def _span(entry: ParsedBlock, node: cst.CSTNode):
+def _span(entry: ParsedBlock, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]]:
     """Where a node is, parentheses included for expressions."""
-    if isinstance(node, cst.BaseExpression) and getattr(node, "lpar", None):
-        return entry.whitespace_position(node)
-    return entry.position(node)
+    if getattr(node, "lpar", None) and isinstance(node, cst.BaseExpression):
+        return entry.whitespace_span(node)
+    return entry.span(node)
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -80,7 +80,10 @@ class Code:
     def __init__(self, text: str):
         self.text = text
         self._code: str | None = None
-        self._matches: dict[tuple[re.Pattern, bool], bool] = {}
+        # by (id(pattern), in_code): a pattern's hash reads its compiled code, which costs
+        # more than the answer when it is known (the patterns live as long as the process)
+        self._matches: dict[tuple[int, bool], bool] = {}
+        self._lowered: dict[bool, str] = {}
 
     def __call__(self) -> str:
         if self._code is None:
@@ -89,12 +92,41 @@ class Code:
 
     def matches(self, pattern: re.Pattern, in_code: bool) -> bool:
         """Does ``pattern`` match the text (and, if ``in_code``, its code)?"""
-        known = self._matches.get((pattern, in_code))
+        key = (id(pattern), in_code)
+        known = self._matches.get(key)
         if known is None:
-            known = required_text.may_match(pattern, self.text) and \
-                (not in_code or required_text.may_match(pattern, self()))
-            self._matches[(pattern, in_code)] = known
+            known = self._may_match(pattern, False) and (not in_code or self._may_match(pattern, True))
+            self._matches[key] = known
         return known
+
+    def _may_match(self, pattern: re.Pattern, in_code: bool) -> bool:
+        """``required_text.may_match`` of the text or its code, which fails first when no
+        literal text the pattern needs is there (looked for here with one search)."""
+        needles, folded = _needles(pattern)
+        text = self() if in_code else self.text
+        lowered = None
+        if folded:
+            lowered = self._lowered.get(in_code)
+            if lowered is None:
+                lowered = self._lowered[in_code] = text.lower()
+        if needles is not None and needles.search(lowered if folded else text) is None:
+            return False
+        return required_text.may_match(pattern, text, lowered)
+
+
+_NEEDLES: dict[int, tuple[re.Pattern, re.Pattern | None, bool]] = {}  # by id(pattern) (held)
+
+
+def _needles(pattern: re.Pattern) -> tuple[re.Pattern | None, bool]:
+    """An alternation of the literal texts one of which every match of ``pattern`` holds
+    (``required_literals``), or None; and whether they are lower-cased."""
+    found = _NEEDLES.get(id(pattern))
+    if found is None or found[0] is not pattern:
+        literals, folded = required_literals(pattern)
+        needles = None if literals is None else \
+            re.compile("|".join(re.escape(literal) for literal in sorted(literals)))
+        found = _NEEDLES[id(pattern)] = (pattern, needles, folded)
+    return found[1], found[2]
 
 
 def may_fire(rule: type[Rule], text: str, code: Code,
@@ -105,7 +137,7 @@ def may_fire(rule: type[Rule], text: str, code: Code,
         return True
     if aliases is None and rule.requires_in_file is not None and not code.matches(rule.requires_in_file, True):
         return False  # the file lacks what the rule needs somewhere in it
-    in_code = rule.requires_in_code or rule.requires in CODE_PATTERNS
+    in_code = rule.requires_in_code or id(rule.requires) in _CODE_PATTERN_IDS
     if code.matches(rule.requires, in_code):
         return True
     if aliases is None and rule.requires_aliases_of:
@@ -119,6 +151,9 @@ def may_fire(rule: type[Rule], text: str, code: Code,
         return aliases.in_text(text) if isinstance(aliases, NameSet) else any(alias in text for alias in aliases)
     # a file that binds an alias (`gc = torch.autograd.gradcheck`) names gradcheck in code
     return code.matches(MENTIONS_GRADCHECK, True)
+
+
+_CODE_PATTERN_IDS = frozenset(map(id, CODE_PATTERNS))  # (module constants: a set of patterns hashes each)
 
 
 def block_groups(rules: Sequence[Rule]) -> tuple[list[Rule], list[int]]:

@@ -131,22 +131,23 @@ def may_match(pattern: re.Pattern, text: str, lowered: str | None = None) -> boo
     every word) made the whole pre-check cost a third of a parse. An alternative that is
     plain text matches when its text is there; one that starts with plain text
     (``(?:allclose|equal)\\s*\\(``) is tried only where that text occurs."""
-    needles, folded = required_literals(pattern)
+    plan = _plan(pattern)
+    needles, folded = plan.needles, plan.folded
     haystack = None
     if needles is not None:
         haystack = (lowered if lowered is not None else text.lower()) if folded else text
         if not any(needle in haystack for needle in needles):
             return False
-    alternatives = _alternatives(pattern)
+    alternatives = plan.alternatives
     if alternatives is None:
-        return _search(pattern, text, None if folded else _starts(pattern, 0))
+        return _search(pattern, text, None if folded else plan.starts[0])
     if haystack is None:
         haystack = (lowered if lowered is not None else text.lower()) if folded else text
     kept = tuple(words is None or any(word in haystack for word in words)
                  for words in alternatives)
     if not any(kept):
         return False
-    if not folded and any(keep and _plain_text(pattern, index) for index, keep in enumerate(kept)):
+    if not folded and any(keep and plain for keep, plain in zip(kept, plan.plain)):
         return True
     # the alternatives that start with plain text are tried where it occurs; the others
     # are searched for on their own (together, one slow alternative slows them all)
@@ -154,15 +155,15 @@ def may_match(pattern: re.Pattern, text: str, lowered: str | None = None) -> boo
     inner: set[str] = set()  # texts that follow, on the same line, where a match starts
     anchored = []
     for index, keep in enumerate(kept):
-        found = None if folded or not keep else _starts(pattern, index)
+        found = None if folded or not keep else plan.starts[index]
         if found is not None:
             starts.update(found)
-        elif keep and not folded and (found := _after_line_start(pattern, index)) is not None:
+        elif keep and not folded and (found := plan.after_line_start(index)) is not None:
             inner.update(found)
         anchored.append(found is not None)
     free = [keep and not fixed for keep, fixed in zip(kept, anchored)]
     for index, keep in enumerate(free):
-        alone = _alone(pattern, index) if keep else None
+        alone = plan.alone(index) if keep else None
         if alone is not None:
             if alone.search(text) is not None:
                 return True
@@ -170,6 +171,42 @@ def may_match(pattern: re.Pattern, text: str, lowered: str | None = None) -> boo
     if any(free) and _search(pattern if all(free) else _without(pattern, tuple(free)), text, None):
         return True
     return any(anchored) and _search(_without(pattern, tuple(anchored)), text, starts, inner)
+
+
+class _Plan:
+    """What ``may_match`` reads of a pattern, read once: the functions that find it are
+    memoized by the pattern, whose hash reads its whole compiled code (a pre-check of a
+    small block asked them for each alternative, most of its cost)."""
+
+    def __init__(self, pattern: re.Pattern):
+        self.pattern = pattern
+        self.needles, self.folded = required_literals(pattern)
+        self.alternatives = _alternatives(pattern)
+        count = 1 if self.alternatives is None else len(self.alternatives)
+        self.starts = tuple(_starts(pattern, index) for index in range(count))
+        self.plain = tuple(_plain_text(pattern, index) for index in range(count))
+        self._after: dict[int, frozenset[str] | None] = {}
+        self._alone: dict[int, re.Pattern | None] = {}
+
+    def after_line_start(self, index: int) -> frozenset[str] | None:
+        if index not in self._after:
+            self._after[index] = _after_line_start(self.pattern, index)
+        return self._after[index]
+
+    def alone(self, index: int) -> re.Pattern | None:
+        if index not in self._alone:
+            self._alone[index] = _alone(self.pattern, index)
+        return self._alone[index]
+
+
+_PLANS: dict[int, _Plan] = {}  # by id(pattern) (each plan holds its pattern)
+
+
+def _plan(pattern: re.Pattern) -> _Plan:
+    found = _PLANS.get(id(pattern))
+    if found is None or found.pattern is not pattern:
+        found = _PLANS[id(pattern)] = _Plan(pattern)
+    return found
 
 
 _BACK_REFERENCE = re.compile(r"\\[1-9]|\(\?P=")

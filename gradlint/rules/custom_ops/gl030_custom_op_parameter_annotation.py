@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ...analysis.codegen import node_code
 from ...analysis import traverse
 from ...analysis.block import BlockAnalysis
 from ...analysis.custom_ops import CREATES_CUSTOM_OP, KEYWORD_ONLY, POSITIONAL, CustomOp, OpParameter
@@ -200,7 +201,7 @@ def _tuple_fix(annotation: cst.Annotation, block: BlockAnalysis, op: CustomOp) -
     if not isinstance(first, cst.Index) or not isinstance(second, cst.Index) or \
             not isinstance(second.value, cst.Ellipsis):
         return None
-    element = cst.Module(body=()).code_for_node(first.value)
+    element = node_code(first.value)
     assert op.function is not None
     return FixProposal(f"Annotate as `list[{element}]`", Applicability.UNSAFE,
                        (Replacement(expr, f"list[{element}]", op.function.site),))

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import difflib
 from typing import Iterator
 
 import libcst as cst
@@ -161,6 +160,8 @@ class MutatesArgsUnknownParameter(Rule):
                    f"infer_schema(func): {{'{name}'}} in mutates_args were not found in the "
                    f"custom op's signature.` when the module is imported")
         tensors = [p.name for p in op.params if p.is_tensor]
+        import difflib  # (only for this message)
+
         close = difflib.get_close_matches(name, tensors, n=2, cutoff=0.6)
         fix = None
         if len(close) == 1 and close[0] not in (op.mutates_args.names or ()):  # type: ignore[union-attr]

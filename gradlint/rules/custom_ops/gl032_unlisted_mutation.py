@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ...analysis.codegen import node_code
 from ...analysis.block import BlockAnalysis
 from ...analysis.custom_ops import CREATES_CUSTOM_OP, CustomOp, FunctionRef
 from ...analysis.param_flow import ParamFlow
@@ -198,7 +199,7 @@ def _add_name(op: CustomOp, name: str) -> FixProposal | None:
     module = cst.Module(body=())
     params = {p.name for p in op.params or ()}
     # names that are not parameters are dropped (torch rejects them: GL031)
-    old = [module.code_for_node(e) for e, listed in zip(mutates.elements, mutates.names)
+    old = [node_code(e, module) for e, listed in zip(mutates.elements, mutates.names)
            if listed in params]
     if isinstance(node, cst.Tuple):
         items = old + [new]

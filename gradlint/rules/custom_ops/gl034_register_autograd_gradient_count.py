@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ...analysis.codegen import node_code
 from ...analysis.block import BlockAnalysis
 from ...analysis.custom_ops import CREATES_CUSTOM_OP, CustomOp, FunctionRef, OpParameter
 from ...analysis.scopes import real_site
@@ -244,15 +245,15 @@ class RegisterAutogradGradientCount(Rule):
 
 
 def _code(node: cst.CSTNode) -> str:
-    text = " ".join(cst.Module(body=()).code_for_node(node).split())
+    text = " ".join(node_code(node).split())
     return text if len(text) <= 32 else text[:31] + "…"
 
 
 def _append_nones(value: cst.BaseExpression, missing: int, values: list[cst.BaseExpression],
                   site) -> FixProposal:
     module = cst.Module(body=())
-    parts = [module.code_for_node(v) for v in values] if isinstance(value, cst.Tuple) \
-        else [module.code_for_node(value)]
+    parts = [node_code(v, module) for v in values] if isinstance(value, cst.Tuple) \
+        else [node_code(value, module)]
     text = ", ".join(parts + ["None"] * missing)
     if isinstance(value, cst.Tuple) and value.lpar:
         text = f"({text})"

@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ...analysis.codegen import node_code
 from ...analysis.block import BlockAnalysis
 from ...analysis.custom_ops import CREATES_CUSTOM_OP, KEYWORD_ONLY, CustomOp, FunctionRef, OpParameter
 from ...findings import Applicability, Severity
@@ -225,7 +226,7 @@ def _missing_default(op: CustomOp, function: FunctionRef, fake_param: cst.Param,
     default = op_param.default_text
     if default is not None and op.style != "define":
         if fake_param.annotation is not None:
-            code = cst.Module(body=()).code_for_node(fake_param.annotation.annotation)
+            code = node_code(fake_param.annotation.annotation)
             replacement = Replacement(fake_param.annotation.annotation, f"{code} = {default}",
                                       function.site)
         else:

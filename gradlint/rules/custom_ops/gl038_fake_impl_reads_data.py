@@ -4,6 +4,8 @@ from typing import Iterator
 
 import libcst as cst
 
+from ...analysis import traverse
+from ...analysis.codegen import node_code
 from ...analysis.block import BlockAnalysis
 from ...analysis.custom_ops import CREATES_CUSTOM_OP, CustomOp, FunctionRef
 from ...analysis.param_flow import ParamFlow
@@ -215,7 +217,7 @@ class _Reads:
                     reported.add(id(call))
                     yield report
         for test, statement, how in self._decisions():
-            if any(id(n) in reported for n in _descendants(test)):
+            if reported and any(id(n) in reported for n in _descendants(test)):
                 continue
             message = (f"fake implementation of custom op {label} reads tensor data "
                        f"(`{_code(test)}`{how}): fake tensors have none, and torch raises `{_GUARD}` "
@@ -312,11 +314,11 @@ class _Reads:
 
 
 def _code(node: cst.CSTNode) -> str:
-    text = " ".join(cst.Module(body=()).code_for_node(node).split())
+    text = " ".join(node_code(node).split())
     return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield node
-    for child in node.children:
+    for child in traverse.children(node):  # (libcst's node.children rebuilds the node)
         yield from _descendants(child)

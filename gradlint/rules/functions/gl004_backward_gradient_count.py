@@ -4,6 +4,7 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
+from ...analysis.codegen import node_code
 from ...analysis.apply_calls import apply_uses
 from ...analysis.autograd_functions import AutogradFunction, Method, gradient_names
 from ...analysis.backward_returns import Returned, backward_returns, is_list, tuple_arithmetic
@@ -208,7 +209,7 @@ def _apply_arities(block: BlockAnalysis, function: AutogradFunction) -> dict[int
     found: dict[int, str] = {}
     for node in apply_uses(block.context, name).calls:
         if all(a.keyword is None and not a.star for a in node.args):
-            text = cst.Module(body=[]).code_for_node(node)
+            text = node_code(node)
             found.setdefault(len(node.args), text if len(text) <= 60 else f"{name}.apply(...)")
     return found
 

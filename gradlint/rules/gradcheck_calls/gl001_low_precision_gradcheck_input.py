@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ...analysis.codegen import node_code
 from ...analysis import torch_api
 from ...analysis.block import BlockAnalysis
 from ...analysis import cases as test_cases
@@ -335,7 +336,7 @@ def _fix(block: BlockAnalysis, call: GradcheckCall, element: InputElement, fact:
             if isinstance(element.expr, cst.Name) else "the tensor may be used elsewhere too"
     if reason is not None:
         title = f"{title}; {reason}"
-    replacement = Replacement(node, block.module.code_for_node(new), origin.site)
+    replacement = Replacement(node, node_code(new, block.module), origin.site)
     return FixProposal(title, edits.applicability(reason is None), (replacement,))
 
 

@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ...analysis.codegen import node_code
 from ...analysis import torch_api
 from ...analysis.block import BlockAnalysis
 from ...analysis.facts import OpaqueFact, TensorFact
@@ -155,9 +156,9 @@ def _fix(block: BlockAnalysis, call: GradcheckCall, elements: list[InputElement]
             new_call = edits.with_keyword(node, "requires_grad", cst.Name("True"))
             if new_call is None:
                 continue  # beside `**mapping`: no keyword can be added safely
-            new_text = block.module.code_for_node(new_call)
+            new_text = node_code(new_call, block.module)
         elif origin.kind == "expression" and isinstance(node, cst.BaseExpression):
-            new_text = edits.append_method(node, "requires_grad_", block.module.code_for_node(node))
+            new_text = edits.append_method(node, "requires_grad_", node_code(node, block.module))
         else:
             continue
         replacements.append(Replacement(node, new_text, origin.site))

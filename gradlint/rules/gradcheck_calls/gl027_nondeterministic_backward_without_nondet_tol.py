@@ -4,6 +4,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ...analysis.codegen import node_code
 from ...analysis import torch_ops
 from ...analysis.block import BlockAnalysis
 from ...analysis.checked_code import calls_in
@@ -150,7 +151,7 @@ class NondeterministicBackwardWithoutNondetTol(Rule):
 
 def _code(node: cst.CSTNode) -> str:
     """Source of a node in another block (its own module's settings do not matter here)."""
-    return cst.Module(body=()).code_for_node(node)
+    return node_code(node)
 
 
 def _accumulation(context: ModuleContext, body, scope: Scope) -> cst.Call | None:

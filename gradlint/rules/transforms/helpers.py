@@ -6,6 +6,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from ...analysis.codegen import node_code
 from ...analysis import traverse
 from ...analysis.block import BlockAnalysis
 from ...analysis.func_transforms import TRANSFORMS, TransformedApply, class_body_start
@@ -49,7 +50,7 @@ def add_class_attribute(use: TransformedApply, block: BlockAnalysis, text: str) 
         return None  # only module-level classes: their body indentation is known
     indent = body.indent if body.indent is not None else (
         block.module.default_indent if block.holds(use.function.site) else "    ")
-    header = cst.Module(body=()).code_for_node(body.header)
+    header = node_code(body.header)
     return Replacement(body.header, f"{header}{indent}{text}\n", use.function.site)
 
 
