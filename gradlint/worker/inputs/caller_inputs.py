@@ -20,7 +20,6 @@ import time
 
 import torch
 
-from . import constraints
 from . import params as P
 from .error_hints import learn_domains, shape_hints
 from .synthesis import Search, backward_error, finite, shape_strategies
@@ -708,17 +707,9 @@ def _search(caller, fn, opts, started):
     bad = next((p for p in params if p.kind in P.UNSUPPORTED), None)
     if bad is not None:
         return None, "cannot make a value for its parameter `%s`" % bad.name
-    names = [p.name for p in params if p.kind == P.TENSOR]
+    n = sum(1 for p in params if p.kind == P.TENSOR)
     search = _CallerSearch(caller, fn, params, opts, started)
-    strategies = shape_strategies(len(names)) if names else [[]]
-    try:  # the caller's own code and docstring say what its tensors look like: those shapes first
-        search.constraints = constraints.infer(caller.fn, None, names) if names else {}
-    except Exception:  # noqa: BLE001 - reading the code is best effort
-        search.constraints = {}
-    constrained = constraints.shapes_for(names, search.constraints) if names else None
-    if constrained is not None:
-        strategies = [constrained] + [x for x in strategies if x != constrained]
-    recipe = search.run(strategies, int(opts["seed"]))
+    recipe = search.run(shape_strategies(n) if n else [[]], int(opts["seed"]))
     if recipe is not None:
         return recipe, None
     return None, search.why + (" (time is up)" if search.exhausted() else "")
