@@ -104,8 +104,9 @@ def sizes_for(shapes_of_others, batch):
 class Pattern(object):
     """One square sparse matrix: its rows, columns (int64, row-major, unique) and values."""
 
-    def __init__(self, n, gen):
+    def __init__(self, n, gen, batch=None):
         self.n = n
+        self.batch = batch  # a batch size when the values are [batch, nnz] (``batched``)
         pairs = set((i, i) for i in range(n))
         for i in range(n):
             for k in (1, 2):
@@ -115,18 +116,20 @@ class Pattern(object):
         self.rows = torch.tensor([r for r, _c in ordered], dtype=torch.int64)
         self.cols = torch.tensor([c for _r, c in ordered], dtype=torch.int64)
         self.shape = (n, n)
-        self.batch = None  # a batch size when the values are [batch, nnz] (``batched``)
 
     @property
     def nnz(self):
         return int(self.rows.numel())
 
-    def values(self, gen, dtype, batch=None):
+    def values(self, gen, dtype):
         """Symmetric off-diagonal entries away from zero, each diagonal entry larger than its row's
         others together: symmetric positive definite, so that every solver takes it ([batch, nnz]
         for a batch of such matrices)."""
-        if batch is not None:
-            return torch.stack([self.values(gen, dtype) for _ in range(batch)])
+        if self.batch is not None:
+            return torch.stack([self._one(gen, dtype) for _ in range(self.batch)])
+        return self._one(gen, dtype)
+
+    def _one(self, gen, dtype):
         dense = torch.zeros(self.n, self.n, dtype=torch.float64)
         dense[self.rows, self.cols] = away_from_zero((self.nnz,), gen)
         off = torch.triu(dense, 1)

@@ -221,8 +221,7 @@ class Recipe(object):
         for prefix in prefixes:
             values = next(p for p in self.params if p.coo == (prefix, coo.ROLE_VALUES))
             batch, n = coo.sizes_for(others, coo.batched(values))
-            patterns[prefix] = coo.Pattern(n, gen)
-            patterns[prefix].batch = batch
+            patterns[prefix] = coo.Pattern(n, gen, batch)
         return patterns
 
     def make(self, seed):
@@ -237,7 +236,7 @@ class Recipe(object):
                 pattern = patterns[piece[0]]
                 if p.kind == P.TENSOR:
                     next(shapes, None)  # the values' shape is the pattern's
-                    t = pattern.values(gen, self.dtype, pattern.batch).requires_grad_(True)
+                    t = pattern.values(gen, self.dtype).requires_grad_(True)
                     first = t if first is None else first
                     args.append(t)
                 else:
